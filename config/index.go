@@ -1,0 +1,205 @@
+package config
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/heddlehq/heddle/diag"
+	"go.yaml.in/yaml/v3"
+)
+
+// Index maps config paths to where they were written. koanf drops positions,
+// so the loader keeps one index per parsed layer; a deployment's index is the
+// layers stacked, later ones winning.
+type Index struct {
+	layers []layerIndex
+}
+
+type layerIndex struct {
+	file string
+	pos  map[string]pos // key: path
+}
+
+type pos struct {
+	keyLine, keyCol int // where the key was written (0 for list items)
+	line, col       int // where the value starts
+}
+
+// newLayer indexes one parsed YAML document.
+func newLayer(file string, root *yaml.Node) layerIndex {
+	li := layerIndex{file: file, pos: map[string]pos{}}
+	if root != nil && root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
+		root = root.Content[0]
+	}
+	if root != nil {
+		li.pos[""] = pos{line: root.Line, col: root.Column}
+		li.walk(nil, root)
+	}
+	return li
+}
+
+func (li layerIndex) walk(path []string, n *yaml.Node) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			p := append(path[:len(path):len(path)], k.Value)
+			li.pos[PathString(p)] = pos{keyLine: k.Line, keyCol: k.Column, line: v.Line, col: v.Column}
+			li.walk(p, v)
+		}
+	case yaml.SequenceNode:
+		for i, v := range n.Content {
+			p := append(path[:len(path):len(path)], strconv.Itoa(i))
+			li.pos[PathString(p)] = pos{line: v.Line, col: v.Column}
+			li.walk(p, v)
+		}
+	case yaml.AliasNode:
+		if n.Alias != nil {
+			li.walk(path, n.Alias)
+		}
+	}
+}
+
+// add stacks a layer on top of the index.
+func (ix *Index) add(l layerIndex) { ix.layers = append(ix.layers, l) }
+
+// Range returns where path was last set, or where its nearest written
+// ancestor was, so that a diagnostic about a missing key points at the
+// block that should hold it. It returns nil when nothing is known.
+func (ix *Index) Range(path string) *diag.Range {
+	if ix == nil {
+		return nil
+	}
+	segs := SplitPath(path)
+	for n := len(segs); n >= 0; n-- {
+		p := PathString(segs[:n])
+		for i := len(ix.layers) - 1; i >= 0; i-- {
+			l := ix.layers[i]
+			if ps, ok := l.pos[p]; ok {
+				return &diag.Range{File: l.file, Line: ps.line, Column: ps.col}
+			}
+		}
+	}
+	return nil
+}
+
+// KeyRange returns where the key of path was written (for unknown keys),
+// falling back to [Index.Range].
+func (ix *Index) KeyRange(path string) *diag.Range {
+	if ix == nil {
+		return nil
+	}
+	p := PathString(SplitPath(path))
+	for i := len(ix.layers) - 1; i >= 0; i-- {
+		l := ix.layers[i]
+		if ps, ok := l.pos[p]; ok && ps.keyLine > 0 {
+			return &diag.Range{File: l.file, Line: ps.keyLine, Column: ps.keyCol}
+		}
+	}
+	return ix.Range(path)
+}
+
+// Layer reports the file of the layer that last set path, or "".
+func (ix *Index) Layer(path string) string {
+	if ix == nil {
+		return ""
+	}
+	p := PathString(SplitPath(path))
+	for i := len(ix.layers) - 1; i >= 0; i-- {
+		if _, ok := ix.layers[i].pos[p]; ok {
+			return ix.layers[i].file
+		}
+	}
+	return ""
+}
+
+// Locate fills in the Range of every diagnostic that has none, from its Path.
+func (ix *Index) Locate(ds diag.Diagnostics) {
+	for i := range ds {
+		if ds[i].Range == nil {
+			if ds[i].Code == diag.ConfigKeyUnknown {
+				ds[i].Range = ix.KeyRange(ds[i].Path)
+			} else {
+				ds[i].Range = ix.Range(ds[i].Path)
+			}
+		}
+	}
+}
+
+// PathString joins path segments: map keys with dots, list indexes in
+// brackets, and keys that contain dots or brackets quoted in brackets:
+// ai.mcp_servers.runbooks.args[0], ai.mcp_servers["run.books"].url.
+func PathString(segs []string) string {
+	var b strings.Builder
+	for i, s := range segs {
+		switch {
+		case isIndex(s):
+			b.WriteString("[" + s + "]")
+		case strings.ContainsAny(s, ".[]\" "):
+			b.WriteString("[" + strconv.Quote(s) + "]")
+		default:
+			if i > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(s)
+		}
+	}
+	return b.String()
+}
+
+// SplitPath is the inverse of [PathString]. It also reads mapstructure's
+// names, where map keys are written in unquoted brackets (servers[run.books]).
+func SplitPath(p string) []string {
+	var segs []string
+	for len(p) > 0 {
+		switch p[0] {
+		case '.':
+			p = p[1:]
+		case '[':
+			end := -1
+			if len(p) > 1 && p[1] == '"' {
+				if s, err := strconv.QuotedPrefix(p[1:]); err == nil {
+					if u, err := strconv.Unquote(s); err == nil && len(p) > len(s)+1 && p[len(s)+1] == ']' {
+						segs = append(segs, u)
+						p = p[len(s)+2:]
+						continue
+					}
+				}
+			}
+			end = strings.IndexByte(p, ']')
+			if end < 0 {
+				return append(segs, p[1:])
+			}
+			segs = append(segs, p[1:end])
+			p = p[end+1:]
+		default:
+			end := strings.IndexAny(p, ".[")
+			if end < 0 {
+				return append(segs, p)
+			}
+			segs = append(segs, p[:end])
+			p = p[end:]
+		}
+	}
+	return segs
+}
+
+func isIndex(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// Join appends keys to a path.
+func Join(path string, keys ...string) string {
+	return PathString(append(SplitPath(path), keys...))
+}
+
+// Item appends a list index to a path.
+func Item(path string, i int) string { return Join(path, strconv.Itoa(i)) }

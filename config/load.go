@@ -1,0 +1,477 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/go-viper/mapstructure/v2"
+	"github.com/heddlehq/heddle/diag"
+	"github.com/knadh/koanf/providers/confmap"
+	"github.com/knadh/koanf/v2"
+	"go.yaml.in/yaml/v3"
+)
+
+// EnvPrefix is the prefix of environment variables that overlay the
+// deployment: HEDDLE_AI__STARTUP_TIMEOUT_MS=5000 sets ai.startup_timeout_ms.
+// A double underscore separates path segments; names are lower-cased; the
+// value is read as a YAML scalar or flow collection ("5000", "true", "[a, b]").
+const EnvPrefix = "HEDDLE_"
+
+// Options say where configuration is read from.
+type Options struct {
+	// FS is the file system paths are read from; nil means the OS file
+	// system, with paths relative to the working directory.
+	FS fs.FS
+	// ConfigFile is the base deployment file. Default "config/api.yaml".
+	ConfigFile string
+	// Env names an overlay, config/api.<Env>.yaml beside ConfigFile.
+	Env string
+	// AgentsDir holds one directory per agent with an agent.yaml. Default "agents".
+	AgentsDir string
+	// Environ is the process environment for HEDDLE_ overlays; nil means none.
+	Environ []string
+}
+
+// Config is everything heddle reads: one deployment and every artifact.
+type Config struct {
+	Deployment *Deployment
+	Artifacts  []*Artifact
+}
+
+// Load reads the deployment and every artifact. It gathers every problem it
+// can find rather than stopping at the first; diagnostics are located. The
+// returned Config is non-nil even when there are errors, with whatever could
+// be decoded, so that compilation can report more problems in the same run.
+func Load(opts Options) (*Config, diag.Diagnostics) {
+	dep, ds := LoadDeployment(opts)
+	arts, ads := LoadArtifacts(opts)
+	return &Config{Deployment: dep, Artifacts: arts}, append(ds, ads...)
+}
+
+func (o Options) configFile() string {
+	if o.ConfigFile == "" {
+		return "config/api.yaml"
+	}
+	return o.ConfigFile
+}
+
+func (o Options) agentsDir() string {
+	if o.AgentsDir == "" {
+		return "agents"
+	}
+	return o.AgentsDir
+}
+
+func (o Options) readFile(name string) ([]byte, error) {
+	if o.FS == nil {
+		return os.ReadFile(name)
+	}
+	return fs.ReadFile(o.FS, path.Clean(filepath.ToSlash(name)))
+}
+
+func (o Options) readDir(name string) ([]fs.DirEntry, error) {
+	if o.FS == nil {
+		return os.ReadDir(name)
+	}
+	return fs.ReadDir(o.FS, path.Clean(filepath.ToSlash(name)))
+}
+
+// OverlayFile returns the overlay file name for env: api.yaml → api.<env>.yaml.
+func OverlayFile(configFile, env string) string {
+	ext := filepath.Ext(configFile)
+	return strings.TrimSuffix(configFile, ext) + "." + env + ext
+}
+
+var envNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+
+// LoadDeployment reads api.yaml, its --env overlay and HEDDLE_ variables,
+// merges them (maps merge key by key, lists and scalars are replaced, null
+// removes a key) and decodes the result strictly.
+func LoadDeployment(opts Options) (*Deployment, diag.Diagnostics) {
+	var ds diag.Diagnostics
+	dep := &Deployment{Index: &Index{}, Env: opts.Env}
+	k := koanf.New(".")
+
+	files := []string{opts.configFile()}
+	if opts.Env != "" {
+		if !envNameRE.MatchString(opts.Env) {
+			ds = append(ds, diag.Errorf(diag.ConfigParse, "", "environment name must be letters, digits, '-' and '_'").
+				At(&diag.Range{File: opts.configFile()}))
+			return dep, ds
+		}
+		files = append(files, OverlayFile(opts.configFile(), opts.Env))
+	}
+	for _, f := range files {
+		data, err := opts.readFile(f)
+		if err != nil {
+			d := diag.Errorf(diag.ConfigParse, "", "cannot read deployment file: %s", fsReason(err)).At(&diag.Range{File: f})
+			ds = append(ds, d)
+			continue
+		}
+		m, li, pds := parseLayer(f, data)
+		ds = append(ds, pds...)
+		if m == nil {
+			continue
+		}
+		dep.Index.add(li)
+		dep.Sources = append(dep.Sources, f)
+		if err := k.Load(confmap.Provider(m, ""), nil); err != nil {
+			ds = append(ds, diag.Errorf(diag.ConfigParse, "", "cannot merge layer").At(&diag.Range{File: f}))
+		}
+	}
+
+	if m, layers := envOverlay(opts.Environ); len(m) > 0 {
+		for _, l := range layers {
+			dep.Index.add(l)
+		}
+		dep.Sources = append(dep.Sources, "env")
+		if err := k.Load(confmap.Provider(m, ""), nil); err != nil {
+			ds = append(ds, diag.Errorf(diag.ConfigParse, "", "cannot merge environment overlay"))
+		}
+	}
+	if ds.HasErrors() {
+		return dep, ds
+	}
+
+	raw := k.Raw()
+	dds := decodeStrict(raw, dep, "")
+	dep.Index.Locate(dds)
+	ds = append(ds, dds...)
+	vds := dep.checkValues()
+	dep.Index.Locate(vds)
+	ds = append(ds, vds...)
+	dep.applyDefaults()
+	return dep, ds
+}
+
+// envOverlay turns HEDDLE_ variables into a nested map, each variable its
+// own index layer so that a diagnostic can name it.
+func envOverlay(environ []string) (map[string]any, []layerIndex) {
+	out := map[string]any{}
+	var layers []layerIndex
+	names := slices.Clone(environ)
+	slices.Sort(names)
+	for _, kv := range names {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok || !strings.HasPrefix(name, EnvPrefix) || len(name) == len(EnvPrefix) {
+			continue
+		}
+		segs := strings.Split(strings.ToLower(strings.TrimPrefix(name, EnvPrefix)), "__")
+		if slices.Contains(segs, "") {
+			continue
+		}
+		var v any
+		if err := yaml.Unmarshal([]byte(val), &v); err != nil || v == nil {
+			v = val
+		}
+		v = normalize(v)
+		cur := out
+		for _, s := range segs[:len(segs)-1] {
+			next, ok := cur[s].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				cur[s] = next
+			}
+			cur = next
+		}
+		cur[segs[len(segs)-1]] = v
+		li := layerIndex{file: "$" + name, pos: map[string]pos{}}
+		for i := 1; i <= len(segs); i++ {
+			li.pos[PathString(segs[:i])] = pos{}
+		}
+		layers = append(layers, li)
+	}
+	return out, layers
+}
+
+// LoadArtifacts reads every <dir>/<name>/agent.yaml. The agent's name is its
+// directory's name; a name: key, when present, must agree.
+func LoadArtifacts(opts Options) ([]*Artifact, diag.Diagnostics) {
+	dir := opts.agentsDir()
+	entries, err := opts.readDir(dir)
+	if err != nil {
+		return nil, diag.Diagnostics{diag.Errorf(diag.ConfigParse, "", "cannot read agents directory: %s", fsReason(err)).
+			At(&diag.Range{File: dir})}
+	}
+	var arts []*Artifact
+	var ds diag.Diagnostics
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		file := filepath.Join(dir, e.Name(), "agent.yaml")
+		data, err := opts.readFile(file)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			ds = append(ds, diag.Errorf(diag.ConfigParse, "", "cannot read artifact: %s", fsReason(err)).At(&diag.Range{File: file}))
+			continue
+		}
+		art, ads := ParseArtifact(file, e.Name(), data)
+		ds = append(ds, ads...)
+		if art != nil {
+			arts = append(arts, art)
+		}
+	}
+	return arts, ds
+}
+
+// ParseArtifact decodes one agent.yaml for the agent called name.
+func ParseArtifact(file, name string, data []byte) (*Artifact, diag.Diagnostics) {
+	m, li, ds := parseLayer(file, data)
+	if m == nil {
+		return nil, ds
+	}
+	art := &Artifact{File: file, Index: &Index{}}
+	art.Index.add(li)
+	dds := decodeStrict(m, art, "")
+	if art.Name != "" && art.Name != name {
+		dds = append(dds, diag.Errorf(diag.AgentNameMismatch, "name",
+			"artifact is named %q but lives in the directory of agent %q", art.Name, name).
+			WithDetail("rename the directory or the name: key so that they agree"))
+	}
+	art.Name = name
+	dds = append(dds, art.applyDefaults()...)
+	for i, c := range art.Capabilities {
+		if c.Settings == nil {
+			art.Capabilities[i].Settings = map[string]any{}
+		}
+	}
+	art.Index.Locate(dds)
+	return art, append(ds, dds...)
+}
+
+// parseLayer parses one YAML document into a map and its position index.
+// An empty document is an empty map.
+func parseLayer(file string, data []byte) (map[string]any, layerIndex, diag.Diagnostics) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, layerIndex{}, diag.Diagnostics{yamlDiag(file, err)}
+	}
+	li := newLayer(file, &root)
+	if root.Kind == 0 || len(root.Content) == 0 {
+		return map[string]any{}, li, nil
+	}
+	top := root.Content[0]
+	if top.Kind == yaml.ScalarNode && top.Tag == "!!null" {
+		return map[string]any{}, li, nil
+	}
+	if top.Kind != yaml.MappingNode {
+		return nil, li, diag.Diagnostics{diag.Errorf(diag.ConfigParse, "", "the document must be a mapping of keys to values").
+			At(&diag.Range{File: file, Line: top.Line, Column: top.Column})}
+	}
+	var m map[string]any
+	if err := root.Decode(&m); err != nil {
+		return nil, li, diag.Diagnostics{yamlDiag(file, err)}
+	}
+	nm, _ := normalize(m).(map[string]any)
+	if nm == nil {
+		nm = map[string]any{}
+	}
+	return nm, li, nil
+}
+
+var (
+	yamlLineRE  = regexp.MustCompile(`line (\d+)`)
+	yamlQuoteRE = regexp.MustCompile("`[^`]*`|\"[^\"]*\"|'[^']*'")
+)
+
+// yamlDiag turns a YAML error into CONFIG_PARSE, keeping its line and
+// dropping any quoted text, which could be a value.
+func yamlDiag(file string, err error) diag.Diagnostic {
+	msg := err.Error()
+	line := 0
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+	}
+	msg = yamlLineRE.ReplaceAllString(msg, "")
+	msg = yamlQuoteRE.ReplaceAllString(msg, "…")
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	msg = strings.Trim(strings.ReplaceAll(msg, "\n", "; "), " :;")
+	return diag.Errorf(diag.ConfigParse, "", "invalid YAML: %s", msg).At(&diag.Range{File: file, Line: line})
+}
+
+// normalize turns map[any]any (from YAML keys that are not strings) into
+// map[string]any all the way down.
+func normalize(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			t[k] = normalize(e)
+		}
+		return t
+	case map[any]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			out[fmt.Sprint(k)] = normalize(e)
+		}
+		return out
+	case []any:
+		for i, e := range t {
+			t[i] = normalize(e)
+		}
+		return t
+	}
+	return v
+}
+
+func fsReason(err error) string {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "no such file or directory"
+	case errors.Is(err, fs.ErrPermission):
+		return "permission denied"
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return "read failed"
+}
+
+// DecodeStrict decodes a map into out (a pointer to a struct with koanf
+// tags): an unknown key is CONFIG_KEY_UNKNOWN and a value of the wrong type
+// CONFIG_VALUE_INVALID, each at its path below base. Messages name the
+// setting and the expected type, never the value. Grant kinds and auth
+// strategies use it to decode their own settings.
+func DecodeStrict(in map[string]any, out any, base string) diag.Diagnostics {
+	return decodeStrict(in, out, base)
+}
+
+func decodeStrict(in map[string]any, out any, base string) diag.Diagnostics {
+	var md mapstructure.Metadata
+	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
+		TagName:    "koanf",
+		Metadata:   &md,
+		DecodeHook: mapstructure.TextUnmarshallerHookFunc(),
+		Result:     out,
+	})
+	if err != nil {
+		panic(err) // programming error: out is not a pointer
+	}
+	var ds diag.Diagnostics
+	if err := dec.Decode(in); err != nil {
+		root := reflect.TypeOf(out)
+		for _, e := range flattenErrors(err) {
+			var de *mapstructure.DecodeError
+			name := ""
+			if errors.As(e, &de) {
+				name = de.Name()
+			}
+			segs := SplitPath(name)
+			p := PathString(append(SplitPath(base), segs...))
+			ds = append(ds, diag.Errorf(diag.ConfigValueInvalid, p, "wrong type of value: want %s", describe(root, segs)))
+		}
+	}
+	slices.Sort(md.Unused)
+	for _, u := range md.Unused {
+		segs := SplitPath(u)
+		p := PathString(append(SplitPath(base), segs...))
+		d := diag.Errorf(diag.ConfigKeyUnknown, p, "unknown key %q", segs[len(segs)-1])
+		if known := knownKeys(reflect.TypeOf(out), segs[:len(segs)-1]); len(known) > 0 {
+			d = d.WithDetail("known keys here: %s", strings.Join(known, ", "))
+		}
+		ds = append(ds, d)
+	}
+	return ds
+}
+
+func flattenErrors(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, flattenErrors(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+// typeAt walks a Go type along a config path.
+func typeAt(t reflect.Type, segs []string) reflect.Type {
+	for _, s := range segs {
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		switch t.Kind() {
+		case reflect.Struct:
+			f, ok := fieldByTag(t, s)
+			if !ok {
+				return nil
+			}
+			t = f.Type
+		case reflect.Map, reflect.Slice, reflect.Array:
+			t = t.Elem()
+		default:
+			return nil
+		}
+	}
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+func fieldByTag(t reflect.Type, key string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if name, _, _ := strings.Cut(f.Tag.Get("koanf"), ","); name == key {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+func knownKeys(t reflect.Type, segs []string) []string {
+	t = typeAt(t, segs)
+	if t == nil || t.Kind() != reflect.Struct {
+		return nil
+	}
+	var keys []string
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("koanf"), ","); name != "" && name != "-" {
+			keys = append(keys, name)
+		}
+	}
+	return keys
+}
+
+var refType = reflect.TypeFor[Ref]()
+var envValueType = reflect.TypeFor[EnvValue]()
+
+// describe names the type a config path expects, for messages.
+func describe(root reflect.Type, segs []string) string {
+	t := typeAt(root, segs)
+	if t == nil {
+		return "a value of another type"
+	}
+	switch {
+	case t == refType:
+		return "a secret reference such as ${secrets:/path}"
+	case t == envValueType:
+		return "a string"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		return "an integer"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice:
+		return "a list"
+	case reflect.Map, reflect.Struct:
+		return "a mapping"
+	}
+	return "a value of another type"
+}

@@ -1,0 +1,73 @@
+package diag
+
+// Code is a stable, documented identifier of a kind of problem. Codes are
+// never renamed or reused; new ones may be added.
+type Code string
+
+// Phase says when a code can be reported.
+type Phase string
+
+const (
+	// PhaseCompile codes come from loading and compiling configuration: no
+	// network, no secret values.
+	PhaseCompile Phase = "compile"
+	// PhaseStartup codes come from opening the runtime.
+	PhaseStartup Phase = "startup"
+	// PhaseCall codes come from one tool call.
+	PhaseCall Phase = "call"
+)
+
+// Compile-time codes.
+const (
+	ConfigParse            Code = "CONFIG_PARSE"
+	ConfigKeyUnknown       Code = "CONFIG_KEY_UNKNOWN"
+	ConfigValueInvalid     Code = "CONFIG_VALUE_INVALID"
+	AgentNameMismatch      Code = "AGENT_NAME_MISMATCH"
+	CapabilityKindUnknown  Code = "CAPABILITY_KIND_UNKNOWN"
+	MCPServerUnknown       Code = "MCP_SERVER_UNKNOWN"
+	MCPTransportInvalid    Code = "MCP_TRANSPORT_INVALID"
+	MCPURLInvalid          Code = "MCP_URL_INVALID"
+	MCPAuthConflict        Code = "MCP_AUTH_CONFLICT"
+	MCPCredentialsInline   Code = "MCP_CREDENTIALS_INLINE"
+	MCPAuthStrategyUnknown Code = "MCP_AUTH_STRATEGY_UNKNOWN"
+	MCPStdioAuth           Code = "MCP_STDIO_AUTH"
+	MCPEnvInvalid          Code = "MCP_ENV_INVALID"
+	MCPConnectionConflict  Code = "MCP_CONNECTION_CONFLICT"
+	MCPFilterInvalid       Code = "MCP_FILTER_INVALID"
+	RemoteClientsUnknown   Code = "REMOTE_CLIENTS_UNKNOWN"
+	AuthPluginInvalid      Code = "AUTH_PLUGIN_INVALID"
+	UsecaseUnknown         Code = "USECASE_UNKNOWN"
+	SQLSourceUnknown       Code = "SQL_SOURCE_UNKNOWN"
+	SQLSourceInvalid       Code = "SQL_SOURCE_INVALID"
+	SQLStatementUnknown    Code = "SQL_STATEMENT_UNKNOWN"
+	SQLStatementInvalid    Code = "SQL_STATEMENT_INVALID"
+	A2AAgentUnknown        Code = "A2A_AGENT_UNKNOWN"
+	A2AURLInvalid          Code = "A2A_URL_INVALID"
+	PolicyInvalid          Code = "POLICY_INVALID"
+	TimeoutRace            Code = "TIMEOUT_RACE"
+)
+
+// Start-up codes.
+const (
+	SecretUnresolved       Code = "SECRET_UNRESOLVED"
+	SecretEmpty            Code = "SECRET_EMPTY"
+	MCPHeadersRefInvalid   Code = "MCP_HEADERS_REF_INVALID"
+	MCPAuthStrategyInvalid Code = "MCP_AUTH_STRATEGY_INVALID"
+	MCPServerUnreachable   Code = "MCP_SERVER_UNREACHABLE"
+	A2AAgentUnreachable    Code = "A2A_AGENT_UNREACHABLE"
+	SQLNotReadonly         Code = "SQL_NOT_READONLY"
+	MCPFilterUnmatched     Code = "MCP_FILTER_UNMATCHED"
+	ToolNameConflict       Code = "TOOL_NAME_CONFLICT"
+	ToolDefinitionChanged  Code = "TOOL_DEFINITION_CHANGED"
+	StartupTimeout         Code = "STARTUP_TIMEOUT"
+)
+
+// Call-time codes.
+const (
+	ToolUnknown          Code = "TOOL_UNKNOWN"
+	ToolTimeout          Code = "TOOL_TIMEOUT"
+	ToolUnavailable      Code = "TOOL_UNAVAILABLE"
+	ToolDenied           Code = "TOOL_DENIED"
+	ToolApprovalRequired Code = "TOOL_APPROVAL_REQUIRED"
+	TransportTimeout     Code = "TRANSPORT_TIMEOUT"
+)
