@@ -76,6 +76,9 @@ func (ix *Index) Range(path string) *diag.Range {
 		for i := len(ix.layers) - 1; i >= 0; i-- {
 			l := ix.layers[i]
 			if ps, ok := l.pos[p]; ok {
+				if ps.keyLine > 0 {
+					return &diag.Range{File: l.file, Line: ps.keyLine, Column: ps.keyCol}
+				}
 				return &diag.Range{File: l.file, Line: ps.line, Column: ps.col}
 			}
 		}

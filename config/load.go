@@ -139,6 +139,8 @@ func LoadDeployment(opts Options) (*Deployment, diag.Diagnostics) {
 		}
 	}
 	if ds.HasErrors() {
+		dep.Incomplete = true
+		dep.applyDefaults()
 		return dep, ds
 	}
 
@@ -146,9 +148,12 @@ func LoadDeployment(opts Options) (*Deployment, diag.Diagnostics) {
 	dds := decodeStrict(raw, dep, "")
 	dep.Index.Locate(dds)
 	ds = append(ds, dds...)
-	vds := dep.checkValues()
-	dep.Index.Locate(vds)
-	ds = append(ds, vds...)
+	for _, d := range dep.checkValues() {
+		if !slices.ContainsFunc(dds, func(e diag.Diagnostic) bool { return e.Path == d.Path }) {
+			ds = append(ds, d)
+		}
+	}
+	dep.Index.Locate(ds)
 	dep.applyDefaults()
 	return dep, ds
 }
@@ -241,7 +246,11 @@ func ParseArtifact(file, name string, data []byte) (*Artifact, diag.Diagnostics)
 			WithDetail("rename the directory or the name: key so that they agree"))
 	}
 	art.Name = name
-	dds = append(dds, art.applyDefaults()...)
+	for _, d := range art.applyDefaults() {
+		if !slices.ContainsFunc(dds, func(e diag.Diagnostic) bool { return e.Path == d.Path }) {
+			dds = append(dds, d)
+		}
+	}
 	for i, c := range art.Capabilities {
 		if c.Settings == nil {
 			art.Capabilities[i].Settings = map[string]any{}

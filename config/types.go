@@ -13,6 +13,9 @@ type Deployment struct {
 	Env string `koanf:"-"`
 	// Index locates config paths in the layer that last set them.
 	Index *Index `koanf:"-"`
+	// Incomplete is set when a layer could not be read or parsed, so that
+	// the compiler does not report every grant as naming unknown servers.
+	Incomplete bool `koanf:"-"`
 }
 
 // AI is the ai: section of api.yaml.
