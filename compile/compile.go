@@ -59,7 +59,7 @@ func Compile(in Input) (*plan.Plan, diag.Diagnostics) {
 	var dds diag.Diagnostics
 	if rc := dep.AI.RemoteClients; rc != config.RemoteClientsRequired && rc != config.RemoteClientsOptional {
 		dds = append(dds, diag.Errorf(diag.RemoteClientsUnknown, "ai.remote_clients",
-			"unknown value %q: want required or optional", rc))
+			"unknown value: want required or optional"))
 	}
 	dds = append(dds, checkPlugins(dep.AI.AuthPlugins)...)
 	reg, pds := reg.WithPlugins(dep.AI.AuthPlugins)

@@ -101,7 +101,7 @@ func checkServer(env *grants.Env, d *config.Deployment, name string, s *config.M
 		ds = append(ds, CheckEnv(s.Env, config.Join(p, "env"))...)
 	default:
 		ds = append(ds, diag.Errorf(diag.MCPTransportInvalid, config.Join(p, "transport"),
-			"unknown transport %q: want http, sse or stdio", s.Transport))
+			"unknown transport: want http, sse or stdio"))
 	}
 	if s.Transport != config.TransportStdio {
 		if s.HeadersRef != nil && s.Auth != nil {

@@ -80,7 +80,7 @@ func checkSource(s *config.SQLSource, p string) diag.Diagnostics {
 	case "":
 		ds = append(ds, diag.Errorf(diag.SQLSourceInvalid, p, "the source names no driver: want %s", strings.Join(Drivers, " or ")))
 	default:
-		ds = append(ds, diag.Errorf(diag.SQLSourceInvalid, config.Join(p, "driver"), "unknown driver %q: want %s", s.Driver, strings.Join(Drivers, " or ")))
+		ds = append(ds, diag.Errorf(diag.SQLSourceInvalid, config.Join(p, "driver"), "unknown driver: want %s", strings.Join(Drivers, " or ")))
 	}
 	return ds
 }
@@ -110,7 +110,7 @@ func checkStatement(st *config.SQLStatement, p string) (*plan.SQLStatement, diag
 		}
 		if !slices.Contains(ParamTypes, typ) {
 			ds = append(ds, diag.Errorf(diag.SQLStatementInvalid, config.Join(pp, "type"),
-				"unknown parameter type %q: want %s", decl.Type, strings.Join(ParamTypes, ", ")))
+				"unknown parameter type: want %s", strings.Join(ParamTypes, ", ")))
 		}
 		if decl.From != "" && !validFrom(decl.From) {
 			ds = append(ds, diag.Errorf(diag.SQLStatementInvalid, config.Join(pp, "from"),

@@ -1,0 +1,56 @@
+# heddle's build. `make test` is what CI runs (.ci/run); `make demo` runs the
+# shipped example.
+GO        ?= go
+BIN       := bin
+PKGS      := ./...
+STATICCHECK_VERSION := v0.8.2
+FUZZTIME  ?= 20s
+
+.PHONY: all build demo test test-short lint fmt vet staticcheck fuzz bench docs clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN)/ ./cmd/...
+
+# The main job on the shipped example configuration.
+demo: build
+	$(BIN)/heddle check
+	$(BIN)/heddle plan
+
+# Every test, with the race detector. Tests that need software from npm or a
+# PostgreSQL server skip with a reason when it is absent, unless CI=true.
+test:
+	$(GO) test -race -count=1 $(PKGS)
+
+test-short:
+	$(GO) test -short $(PKGS)
+
+lint: fmt vet staticcheck
+
+fmt:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet $(PKGS)
+
+staticcheck:
+	@command -v staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	PATH="$$PATH:$$($(GO) env GOPATH)/bin" staticcheck $(PKGS)
+
+# Runs every fuzz target for FUZZTIME each (make test runs their seeds).
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+docs:
+	$(GO) run ./internal/gendocs
+
+clean:
+	rm -rf $(BIN)

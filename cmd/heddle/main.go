@@ -1,0 +1,11 @@
+// Command heddle compiles agent artifacts against a deployment and runs
+// them. See 'heddle help' and docs/getting-started.md.
+package main
+
+import (
+	"os"
+
+	"github.com/heddlehq/heddle/internal/cli"
+)
+
+func main() { os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr)) }

@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"path/filepath"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"heddle": func() { os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr)) },
+	})
+}
+
+// TestScripts runs the command-line contract tests in testdata/script: each
+// script asserts exit codes, and codes on stdout or stderr.
+func TestScripts(t *testing.T) {
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("REPO", repo)
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"diff-lines": diffLines,
+		},
+	})
+}
+
+// diffLines prints a line diff of two files: "- line" for lines only in the
+// first, "+ line" for lines only in the second.
+func diffLines(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: diff-lines a b")
+	}
+	a := strings.Split(ts.ReadFile(args[0]), "\n")
+	b := strings.Split(ts.ReadFile(args[1]), "\n")
+	// Longest common subsequence, then walk it.
+	lcs := make([][]int, len(a)+1)
+	for i := range lcs {
+		lcs[i] = make([]int, len(b)+1)
+	}
+	for i := len(a) - 1; i >= 0; i-- {
+		for j := len(b) - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case i < len(a) && j < len(b) && a[i] == b[j]:
+			i, j = i+1, j+1
+		case j < len(b) && (i == len(a) || lcs[i][j+1] >= lcs[i+1][j]):
+			fmt.Fprintf(ts.Stdout(), "+ %s\n", b[j])
+			j++
+		default:
+			fmt.Fprintf(ts.Stdout(), "- %s\n", a[i])
+			i++
+		}
+	}
+}
