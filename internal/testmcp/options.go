@@ -1,0 +1,235 @@
+package testmcp
+
+import (
+	"flag"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultName is the server implementation name used when [Options.Name] is empty.
+const DefaultName = "heddle-testmcp"
+
+// DefaultOversizedBytes is the size of the big tool's text when neither the
+// call nor [Options.OversizedBytes] gives one: 1 MiB.
+const DefaultOversizedBytes = 1 << 20
+
+// Options configures a test server. The zero value (or a nil *Options) is a
+// well-behaved server with the fixed tools and nothing else.
+//
+// Every field except Logger maps to one command-line flag of the same name in
+// kebab case (Name ↔ --name, HangOnCall ↔ --hang-on-call, …); see
+// [RegisterFlags]. List fields take comma-separated values, and the flag may
+// be repeated.
+//
+// An Options must not be modified after it has been passed to [NewServer],
+// [Handler], [ServeStdio] or [ListenAndServe].
+type Options struct {
+	// Name is the server implementation name sent in the handshake.
+	// Default: "heddle-testmcp".
+	Name string
+
+	// Tools names extra tools. Each echoes its arguments back, as JSON text
+	// and as structuredContent, and accepts any object. A name that is also a
+	// fixed tool replaces it. Default: none.
+	Tools []string
+
+	// NumTools generates that many more echoing tools named tool_000,
+	// tool_001, … in addition to Tools. Default: 0.
+	NumTools int
+
+	// NoFixedTools leaves out the fixed tools (echo, add, sleep, image, fail,
+	// env, big, add_tool, remove_tool, pid, spawn_child), so that the server
+	// has only Tools and NumTools. Default: false (the fixed tools are served).
+	NoFixedTools bool
+
+	// PageSize is the tools/list page size (go-sdk's ServerOptions.PageSize).
+	// Default: 0, meaning go-sdk's default of 1000.
+	PageSize int
+
+	// HandshakeDelay delays the answer to initialize and server/discover.
+	// Default: 0 (no delay).
+	HandshakeDelay time.Duration
+
+	// HangHandshake makes the server never answer initialize or
+	// server/discover (the request waits until it is cancelled or the
+	// connection ends). Default: false.
+	HangHandshake bool
+
+	// CrashAfter makes the server "crash" when tool call number CrashAfter+1
+	// arrives: calls 1…CrashAfter are answered, the next is not. A process
+	// ([ServeStdio], [ListenAndServe], the heddle-testmcp binary) exits with
+	// status 3; an in-process server ([NewServer], [Handler]) answers that
+	// call with a JSON-RPC error and closes the calling session, so later
+	// calls fail with a closed connection. Default: 0 (never).
+	CrashAfter int
+
+	// HangOnCall names tools whose calls block until the call's context is
+	// cancelled (by the client, or because the connection ended).
+	// Default: none.
+	HangOnCall []string
+
+	// ListChangedEvery, when positive, starts a list_changed storm: on that
+	// period a dummy tool named storm_tool is alternately added and removed,
+	// so every connected client gets notifications/tools/list_changed. The
+	// storm runs only while at least one session is connected.
+	// Default: 0 (no storm).
+	ListChangedEvery time.Duration
+
+	// Destructive holds tool-name globs (path.Match syntax). Matching tools
+	// are annotated destructiveHint: true, readOnlyHint: false; every other
+	// tool is annotated readOnlyHint: true. Default: none (all read-only).
+	Destructive []string
+
+	// OversizedBytes is the size of the big tool's text when the call does
+	// not give bytes. Default: 0, meaning 1 MiB ([DefaultOversizedBytes]).
+	OversizedBytes int
+
+	// GarbageOnStdout makes [ServeStdio] write one line that is not JSON to
+	// stdout before serving, to test a client's robustness. It has no effect
+	// on other transports. Default: false.
+	GarbageOnStdout bool
+
+	// Stateless serves Streamable HTTP without sessions (the 2026-07-28
+	// protocol era): go-sdk's StreamableHTTPOptions.Stateless. It has no
+	// effect on stdio, in-memory or SSE. Default: false (stateful sessions,
+	// which negotiate 2025-11-25).
+	Stateless bool
+
+	// Logger receives the server's own log lines (and go-sdk's). It is not a
+	// flag: the heddle-testmcp binary logs to stderr. Default: nil, discard.
+	Logger *slog.Logger
+}
+
+// Flag names, shared by [RegisterFlags], the heddle-testmcp binary and tests
+// that build command lines.
+const (
+	FlagName             = "name"
+	FlagTools            = "tools"
+	FlagNumTools         = "num-tools"
+	FlagNoFixedTools     = "no-fixed-tools"
+	FlagPageSize         = "page-size"
+	FlagHandshakeDelay   = "handshake-delay"
+	FlagHangHandshake    = "hang-handshake"
+	FlagCrashAfter       = "crash-after"
+	FlagHangOnCall       = "hang-on-call"
+	FlagListChangedEvery = "list-changed-every"
+	FlagDestructive      = "destructive"
+	FlagOversizedBytes   = "oversized-bytes"
+	FlagGarbageOnStdout  = "garbage-on-stdout"
+	FlagStateless        = "stateless"
+)
+
+// RegisterFlags defines one flag per [Options] field (Logger aside) on fs and
+// returns the Options they fill in when fs is parsed. The flags' defaults are
+// the fields' documented defaults, so an unparsed result behaves as a nil
+// *Options.
+func RegisterFlags(fs *flag.FlagSet) *Options {
+	o := &Options{}
+	fs.StringVar(&o.Name, FlagName, DefaultName, "server implementation name")
+	fs.Var((*listValue)(&o.Tools), FlagTools, "comma-separated `names` of extra tools that echo their arguments")
+	fs.IntVar(&o.NumTools, FlagNumTools, 0, "generate `N` more echoing tools named tool_000, tool_001, …")
+	fs.BoolVar(&o.NoFixedTools, FlagNoFixedTools, false, "leave out the fixed tools (echo, add, sleep, image, fail, env, big, add_tool, remove_tool, pid, spawn_child)")
+	fs.IntVar(&o.PageSize, FlagPageSize, 0, "tools/list page `size` (0: go-sdk default, 1000)")
+	fs.DurationVar(&o.HandshakeDelay, FlagHandshakeDelay, 0, "delay before answering initialize and server/discover")
+	fs.BoolVar(&o.HangHandshake, FlagHangHandshake, false, "never answer initialize or server/discover")
+	fs.IntVar(&o.CrashAfter, FlagCrashAfter, 0, "exit with status 3 when tool call `N`+1 arrives (0: never)")
+	fs.Var((*listValue)(&o.HangOnCall), FlagHangOnCall, "comma-separated tool `names` whose calls block until cancelled")
+	fs.DurationVar(&o.ListChangedEvery, FlagListChangedEvery, 0, "add or remove a dummy tool on this period (a list_changed storm)")
+	fs.Var((*listValue)(&o.Destructive), FlagDestructive, "comma-separated tool-name `globs` to annotate destructiveHint: true (others are readOnlyHint: true)")
+	fs.IntVar(&o.OversizedBytes, FlagOversizedBytes, 0, "default size in `bytes` of the big tool's text (0: 1 MiB)")
+	fs.BoolVar(&o.GarbageOnStdout, FlagGarbageOnStdout, false, "stdio: write a non-JSON line to stdout before serving")
+	fs.BoolVar(&o.Stateless, FlagStateless, false, "Streamable HTTP: serve without sessions (2026-07-28 protocol era)")
+	return o
+}
+
+// Args returns the command-line flags that reproduce o (Logger aside), for
+// starting the heddle-testmcp binary. Fields at their defaults are left out.
+// A nil o gives no flags.
+func (o *Options) Args() []string {
+	if o == nil {
+		return nil
+	}
+	var args []string
+	add := func(name, value string) { args = append(args, "--"+name+"="+value) }
+	if o.Name != "" && o.Name != DefaultName {
+		add(FlagName, o.Name)
+	}
+	if len(o.Tools) > 0 {
+		add(FlagTools, strings.Join(o.Tools, ","))
+	}
+	if o.NumTools != 0 {
+		add(FlagNumTools, strconv.Itoa(o.NumTools))
+	}
+	if o.NoFixedTools {
+		add(FlagNoFixedTools, "true")
+	}
+	if o.PageSize != 0 {
+		add(FlagPageSize, strconv.Itoa(o.PageSize))
+	}
+	if o.HandshakeDelay != 0 {
+		add(FlagHandshakeDelay, o.HandshakeDelay.String())
+	}
+	if o.HangHandshake {
+		add(FlagHangHandshake, "true")
+	}
+	if o.CrashAfter != 0 {
+		add(FlagCrashAfter, strconv.Itoa(o.CrashAfter))
+	}
+	if len(o.HangOnCall) > 0 {
+		add(FlagHangOnCall, strings.Join(o.HangOnCall, ","))
+	}
+	if o.ListChangedEvery != 0 {
+		add(FlagListChangedEvery, o.ListChangedEvery.String())
+	}
+	if len(o.Destructive) > 0 {
+		add(FlagDestructive, strings.Join(o.Destructive, ","))
+	}
+	if o.OversizedBytes != 0 {
+		add(FlagOversizedBytes, strconv.Itoa(o.OversizedBytes))
+	}
+	if o.GarbageOnStdout {
+		add(FlagGarbageOnStdout, "true")
+	}
+	if o.Stateless {
+		add(FlagStateless, "true")
+	}
+	return args
+}
+
+// listValue is a flag.Value for a comma-separated list of names. Repeating
+// the flag appends.
+type listValue []string
+
+func (l *listValue) String() string {
+	if l == nil {
+		return ""
+	}
+	return strings.Join(*l, ",")
+}
+
+func (l *listValue) Set(s string) error {
+	for part := range strings.SplitSeq(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			*l = append(*l, part)
+		}
+	}
+	return nil
+}
+
+// name returns the implementation name with its default applied.
+func (o *Options) name() string {
+	if o.Name == "" {
+		return DefaultName
+	}
+	return o.Name
+}
+
+// oversizedBytes returns the big tool's default size with its default applied.
+func (o *Options) oversizedBytes() int {
+	if o.OversizedBytes <= 0 {
+		return DefaultOversizedBytes
+	}
+	return o.OversizedBytes
+}

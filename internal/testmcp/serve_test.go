@@ -1,0 +1,95 @@
+package testmcp
+
+import (
+	"context"
+	"flag"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+func TestProtocolVersions(t *testing.T) {
+	for kind, want := range map[string]string{
+		kindInMemory:   "2026-07-28",
+		kindStdio:      "2026-07-28",
+		kindStreamable: "2025-11-25",
+		kindStateless:  "2026-07-28",
+		kindSSE:        "2025-11-25",
+	} {
+		t.Run(kind, func(t *testing.T) {
+			res := connect(t, kind, &Options{Name: "versions"}, nil).InitializeResult()
+			if res.ProtocolVersion != want {
+				t.Errorf("negotiated %s, want %s", res.ProtocolVersion, want)
+			}
+			if res.ServerInfo.Name != "versions" {
+				t.Errorf("server name %q, want versions", res.ServerInfo.Name)
+			}
+		})
+	}
+}
+
+func TestOptionsArgsRoundTrip(t *testing.T) {
+	for name, opts := range map[string]*Options{
+		"zero": {},
+		"all": {
+			Name:             "custom",
+			Tools:            []string{"a", "b"},
+			NumTools:         7,
+			NoFixedTools:     true,
+			PageSize:         2,
+			HandshakeDelay:   1500 * time.Millisecond,
+			HangHandshake:    true,
+			CrashAfter:       3,
+			HangOnCall:       []string{"sleep", "echo"},
+			ListChangedEvery: 50 * time.Millisecond,
+			Destructive:      []string{"delete_*", "drop"},
+			OversizedBytes:   4096,
+			GarbageOnStdout:  true,
+			Stateless:        true,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			fs := flag.NewFlagSet("test", flag.ContinueOnError)
+			got := RegisterFlags(fs)
+			if err := fs.Parse(opts.Args()); err != nil {
+				t.Fatalf("parsing %q: %v", opts.Args(), err)
+			}
+			want := *opts
+			if want.Name == "" {
+				want.Name = DefaultName
+			}
+			if diff := cmp.Diff(&want, got, cmpopts.EquateEmpty(), cmpopts.IgnoreFields(Options{}, "Logger")); diff != "" {
+				t.Errorf("Options → Args → RegisterFlags (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestListFlagRepeatsAndSplits(t *testing.T) {
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	opts := RegisterFlags(fs)
+	if err := fs.Parse([]string{"--tools", "a, b", "--tools=c", "--destructive", "x_*"}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"a", "b", "c"}, opts.Tools); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"x_*"}, opts.Destructive); diff != "" {
+		t.Errorf("destructive (-want +got):\n%s", diff)
+	}
+}
+
+func TestListenAndServeRefusesOtherHosts(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", "[::]:0", "example.com:80", "10.0.0.1:8080", "no-port"} {
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel() // must not matter: the address is refused before anything runs
+		if err := ListenAndServe(ctx, addr, nil); err == nil {
+			t.Errorf("ListenAndServe(%q) = nil, want an error", addr)
+		} else if !strings.HasPrefix(err.Error(), "testmcp: ") {
+			t.Errorf("ListenAndServe(%q): %v", addr, err)
+		}
+	}
+}
