@@ -1,0 +1,45 @@
+package policy
+
+import (
+	"context"
+	"testing"
+
+	"github.com/heddlehq/heddle/config"
+)
+
+// BenchmarkCompile measures New on the design's policies block: two rules,
+// one glob and the approval setting.
+func BenchmarkCompile(b *testing.B) {
+	p := config.Policies{Approval: "ask", DeniedTools: []string{"delete_*"}, Rules: designRules}
+	celEnv() // building the shared environment is a one-time cost
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ds := New(p, "policies"); ds.HasErrors() {
+			b.Fatal(ds.Err())
+		}
+	}
+}
+
+// BenchmarkDecide measures one decision against the same policies.
+func BenchmarkDecide(b *testing.B) {
+	s := mustNew(b, config.Policies{Approval: "ask", DeniedTools: []string{"delete_*"}, Rules: designRules})
+	ctx := context.Background()
+	for _, bc := range []struct {
+		name string
+		set  *Set
+		in   Input
+	}{
+		{"no rules", mustNew(b, config.Policies{}), Input{Tool: restart, Caller: dev}},
+		{"denied glob", s, Input{Tool: deleteUser, Caller: sre}},
+		{"first rule denies", s, Input{Tool: restart, Caller: dev}},
+		{"both rules, none match", s, Input{Tool: search, Caller: sre, Args: map[string]any{"limit": 10.0}}},
+		{"fails closed", s, Input{Tool: search, Caller: sre}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				bc.set.Decide(ctx, bc.in)
+			}
+		})
+	}
+}

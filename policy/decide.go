@@ -1,0 +1,101 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+
+	"cel.dev/cel-go/common/types"
+
+	"github.com/heddlehq/heddle/diag"
+)
+
+// Decision is the outcome of [Set.Decide] for one call.
+type Decision struct {
+	// Effect is what to do with the call.
+	Effect Effect
+	// Rule is the index in policies.rules of the rule that decided, or -1
+	// when no rule did (a denied_tools glob, or the default).
+	Rule int
+	// Reason says why in one line that is safe to show to the model and to
+	// log: it names settings, rules and the tool, never argument values.
+	Reason string
+	// Cause is the evaluation error behind a fail-closed deny, and nil
+	// otherwise. Its text may quote argument values: keep it for debug logs.
+	Cause error
+}
+
+// Err returns nil for [Allow], and otherwise the refusal as a coded error:
+// [diag.ToolDenied] for [Deny], [diag.ToolApprovalRequired] for [Ask]. Its
+// message is the Reason; Cause is kept for errors.Unwrap and left out of
+// the message.
+func (d Decision) Err() error {
+	switch d.Effect {
+	case Allow:
+		return nil
+	case Ask:
+		return diag.Wrap(diag.ToolApprovalRequired, d.Cause, "%s", d.Reason)
+	}
+	return diag.Wrap(diag.ToolDenied, d.Cause, "%s", d.Reason)
+}
+
+// Decide says whether the call described by in may go ahead. In order:
+//
+//  1. a tool whose name or original name matches a denied_tools glob is denied;
+//  2. the first rule whose condition is true decides, with its effect;
+//  3. otherwise a destructive tool gets the approval setting, and any other
+//     tool is allowed.
+//
+// A rule that cannot be evaluated (an absent argument, a conversion that
+// fails, the cost limit, ctx ending during a long comprehension) denies the
+// call: policies fail closed. Decide is safe for concurrent use.
+func (s *Set) Decide(ctx context.Context, in Input) Decision {
+	if s == nil {
+		s = defaultSet
+	}
+	for _, g := range s.denied {
+		if globMatch(g.glob, in.Tool.Name) || globMatch(g.glob, in.Tool.OriginalName) {
+			return Decision{Effect: Deny, Rule: -1,
+				Reason: fmt.Sprintf("tool %q matches %s (%q)", in.Tool.Name, g.path, g.glob)}
+		}
+	}
+	if len(s.rules) > 0 {
+		act := &activation{in: in}
+		if act.in.Args == nil {
+			act.in.Args = emptyArgs
+		}
+		for i, r := range s.rules {
+			out, _, err := r.prg.ContextEval(ctx, act)
+			if err == nil {
+				b, ok := out.(types.Bool)
+				if !ok {
+					err = errors.New("rule did not evaluate to bool")
+				} else if !b {
+					continue
+				}
+			}
+			if err != nil {
+				return Decision{Effect: Deny, Rule: i, Reason: r.failReason, Cause: err}
+			}
+			return Decision{Effect: r.effect, Rule: i, Reason: r.reason}
+		}
+	}
+	if in.Tool.Destructive {
+		return Decision{Effect: s.approval, Rule: -1, Reason: s.approvalReason}
+	}
+	return Decision{Effect: Allow, Rule: -1, Reason: "no rule matched"}
+}
+
+// defaultSet is what a nil *Set decides with.
+var defaultSet = newSet(Ask, "policies.approval", nil)
+
+// globMatch reports whether name matches glob. Globs were checked when the
+// Set was built, so an error cannot occur; an empty name matches nothing.
+func globMatch(glob, name string) bool {
+	if name == "" {
+		return false
+	}
+	ok, _ := path.Match(glob, name)
+	return ok
+}

@@ -1,0 +1,271 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/heddlehq/heddle/config"
+	"github.com/heddlehq/heddle/diag"
+)
+
+// mustNew builds a Set or fails the test.
+func mustNew(t testing.TB, p config.Policies) *Set {
+	t.Helper()
+	s, ds := New(p, "policies")
+	if err := ds.Err(); err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return s
+}
+
+var (
+	deleteUser  = Tool{Name: "delete_user", OriginalName: "delete_user", Server: "users", Kind: "mcp", Destructive: true}
+	restart     = Tool{Name: "restart_service", OriginalName: "restart_service", Server: "ops", Kind: "mcp", Destructive: true}
+	search      = Tool{Name: "search", OriginalName: "search", Server: "runbooks", Kind: "mcp", ReadOnly: true, Idempotent: true}
+	sre         = Caller{Subject: "alice", Roles: []string{"oncall", "sre"}, Claims: map[string]string{"team": "platform"}}
+	dev         = Caller{Subject: "bob", Roles: []string{"dev"}, Claims: map[string]string{"team": "payments"}}
+	anonymous   = Caller{}
+	designRules = []config.Rule{
+		{When: `tool.destructive && !("sre" in caller.roles)`, Effect: "deny"},
+		{When: `tool.server == "runbooks" && args.limit > 100`, Effect: "ask"},
+	}
+)
+
+func TestDecide(t *testing.T) {
+	tests := []struct {
+		name     string
+		p        config.Policies
+		in       Input
+		want     Effect
+		wantRule int
+	}{
+		// No rules: the approval setting decides for destructive tools.
+		{"destructive, approval ask", config.Policies{Approval: "ask"}, Input{Tool: restart}, Ask, -1},
+		{"destructive, approval allow", config.Policies{Approval: "allow"}, Input{Tool: restart}, Allow, -1},
+		{"destructive, approval deny", config.Policies{Approval: "deny"}, Input{Tool: restart}, Deny, -1},
+		{"destructive, approval unset", config.Policies{}, Input{Tool: restart}, Ask, -1},
+		{"read-only, approval ask", config.Policies{Approval: "ask"}, Input{Tool: search}, Allow, -1},
+		{"read-only, approval deny", config.Policies{Approval: "deny"}, Input{Tool: search}, Allow, -1},
+
+		// denied_tools come first, over the model-facing or original name.
+		{"denied glob", config.Policies{Approval: "allow", DeniedTools: []string{"delete_*"}}, Input{Tool: deleteUser, Caller: sre}, Deny, -1},
+		{"denied glob on original name", config.Policies{Approval: "allow", DeniedTools: []string{"delete_*"}},
+			Input{Tool: Tool{Name: "users__delete_user", OriginalName: "delete_user"}}, Deny, -1},
+		{"denied glob beats an allow rule", config.Policies{DeniedTools: []string{"search"}, Rules: []config.Rule{{When: "true", Effect: "allow"}}},
+			Input{Tool: search}, Deny, -1},
+		{"glob not matching", config.Policies{DeniedTools: []string{"delete_*"}}, Input{Tool: search}, Allow, -1},
+
+		// Roles.
+		{"sre may run a destructive tool", config.Policies{Approval: "allow", Rules: designRules}, Input{Tool: restart, Caller: sre}, Allow, -1},
+		{"dev may not", config.Policies{Approval: "allow", Rules: designRules}, Input{Tool: restart, Caller: dev}, Deny, 0},
+		{"anonymous may not", config.Policies{Approval: "allow", Rules: designRules}, Input{Tool: restart, Caller: anonymous}, Deny, 0},
+		{"sre with approval ask still asks", config.Policies{Approval: "ask", Rules: designRules}, Input{Tool: restart, Caller: sre}, Ask, -1},
+
+		// Arguments.
+		{"args over the limit ask", config.Policies{Rules: designRules}, Input{Tool: search, Caller: dev, Args: map[string]any{"limit": 500}}, Ask, 1},
+		{"args as JSON numbers", config.Policies{Rules: designRules}, Input{Tool: search, Caller: dev, Args: map[string]any{"limit": 100.5}}, Ask, 1},
+		{"args under the limit", config.Policies{Rules: designRules}, Input{Tool: search, Caller: dev, Args: map[string]any{"limit": 10}}, Allow, -1},
+		{"args on another server", config.Policies{Rules: designRules},
+			Input{Tool: Tool{Name: "q", Server: "warehouse", Kind: "sql"}, Args: map[string]any{"limit": 500}}, Allow, -1},
+		{"optional argument absent", config.Policies{Rules: []config.Rule{{When: `args.?limit.orValue(0) > 100`, Effect: "deny"}}}, Input{Tool: search}, Allow, -1},
+		{"has() on an absent argument", config.Policies{Rules: []config.Rule{{When: `has(args.limit) && args.limit > 100`, Effect: "deny"}}}, Input{Tool: search}, Allow, -1},
+		{"nested argument", config.Policies{Rules: []config.Rule{{When: `args.target.env == "prod"`, Effect: "ask"}}},
+			Input{Tool: restart, Caller: sre, Args: map[string]any{"target": map[string]any{"env": "prod"}}}, Ask, 0},
+		{"string functions on an argument", config.Policies{Rules: []config.Rule{{When: `string(args.sql).lowerAscii().contains("drop ")`, Effect: "deny"}}},
+			Input{Tool: Tool{Name: "query", Kind: "sql"}, Args: map[string]any{"sql": "DROP TABLE x"}}, Deny, 0},
+
+		// Claims and the first match.
+		{"claims", config.Policies{Rules: []config.Rule{{When: `"team" in caller.claims && caller.claims.team == "payments"`, Effect: "deny"}}},
+			Input{Tool: search, Caller: dev}, Deny, 0},
+		{"claims absent", config.Policies{Rules: []config.Rule{{When: `"team" in caller.claims && caller.claims.team == "payments"`, Effect: "deny"}}},
+			Input{Tool: search, Caller: anonymous}, Allow, -1},
+		{"first match wins", config.Policies{Rules: []config.Rule{
+			{When: `tool.kind == "mcp"`, Effect: "allow"},
+			{When: `true`, Effect: "deny"},
+		}}, Input{Tool: restart}, Allow, 0},
+		{"a later rule decides", config.Policies{Rules: []config.Rule{
+			{When: `tool.kind == "sql"`, Effect: "allow"},
+			{When: `tool.name == "search"`, Effect: "deny"},
+		}}, Input{Tool: search}, Deny, 1},
+		{"rule on tool hints", config.Policies{Rules: []config.Rule{{When: `!tool.read_only && !tool.idempotent`, Effect: "ask"}}},
+			Input{Tool: Tool{Name: "append_note"}}, Ask, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := mustNew(t, tt.p)
+			d := s.Decide(context.Background(), tt.in)
+			if d.Effect != tt.want || d.Rule != tt.wantRule {
+				t.Errorf("Decide = %v (rule %d, %q); want %v (rule %d)", d.Effect, d.Rule, d.Reason, tt.want, tt.wantRule)
+			}
+			if d.Cause != nil {
+				t.Errorf("Cause = %v; want nil", d.Cause)
+			}
+			if d.Reason == "" {
+				t.Error("Reason is empty")
+			}
+		})
+	}
+}
+
+func TestDecideFailsClosed(t *testing.T) {
+	const secret = "s3cr3t-value"
+	tests := []struct {
+		name     string
+		rules    []config.Rule
+		in       Input
+		wantRule int
+	}{
+		{"missing argument", designRules, Input{Tool: search, Caller: sre}, 1},
+		{"missing argument with nil args", designRules, Input{Tool: search, Caller: sre, Args: nil}, 1},
+		{"argument of the wrong type", []config.Rule{{When: `args.limit > 100`, Effect: "allow"}},
+			Input{Tool: search, Args: map[string]any{"limit": secret}}, 0},
+		{"failed conversion quoting the value", []config.Rule{{When: `int(args.n) > 1`, Effect: "allow"}},
+			Input{Tool: search, Args: map[string]any{"n": secret}}, 0},
+		{"missing claim", []config.Rule{{When: `caller.claims.team == "x"`, Effect: "allow"}}, Input{Tool: search}, 0},
+		{"regular expression built at run time", []config.Rule{{When: `tool.name.matches(string(args.re))`, Effect: "allow"}},
+			Input{Tool: search, Args: map[string]any{"re": "[" + secret}}, 0},
+		{"an allow rule after an error is not reached", []config.Rule{
+			{When: `args.limit > 1`, Effect: "deny"},
+			{When: `true`, Effect: "allow"},
+		}, Input{Tool: search}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := mustNew(t, config.Policies{Approval: "allow", Rules: tt.rules})
+			d := s.Decide(context.Background(), tt.in)
+			if d.Effect != Deny || d.Rule != tt.wantRule {
+				t.Fatalf("Decide = %v (rule %d, %q); want deny (rule %d)", d.Effect, d.Rule, d.Reason, tt.wantRule)
+			}
+			if d.Cause == nil {
+				t.Error("Cause = nil; want the evaluation error")
+			}
+			if want := fmt.Sprintf("policies.rules[%d]", tt.wantRule); !strings.Contains(d.Reason, want) {
+				t.Errorf("Reason %q does not name %s", d.Reason, want)
+			}
+			if strings.Contains(d.Reason, secret) || strings.Contains(d.Err().Error(), secret) {
+				t.Errorf("Reason or Err() quotes an argument value: %q / %q", d.Reason, d.Err())
+			}
+			if !diag.Has(d.Err(), diag.ToolDenied) {
+				t.Errorf("Err() = %v; want %s", d.Err(), diag.ToolDenied)
+			}
+		})
+	}
+}
+
+func TestDecideCostLimit(t *testing.T) {
+	// Two nested comprehensions pass the compile-time estimate, which
+	// assumes lists of up to 100 roles, but not the run-time budget on a
+	// caller with thousands of them.
+	s := mustNew(t, config.Policies{Rules: []config.Rule{
+		{When: `caller.roles.exists(a, caller.roles.exists(b, a + b == "nope"))`, Effect: "allow"},
+	}})
+	roles := make([]string, 3000)
+	for i := range roles {
+		roles[i] = fmt.Sprint("role", i)
+	}
+	d := s.Decide(context.Background(), Input{Tool: search, Caller: Caller{Roles: roles}})
+	if d.Effect != Deny || d.Rule != 0 || d.Cause == nil {
+		t.Errorf("Decide = %v (rule %d, cause %v); want a fail-closed deny by rule 0", d.Effect, d.Rule, d.Cause)
+	}
+}
+
+func TestDecideContextDone(t *testing.T) {
+	s := mustNew(t, config.Policies{Rules: []config.Rule{
+		{When: `caller.roles.exists(r, r == "nope")`, Effect: "allow"},
+	}})
+	roles := make([]string, 10*interruptEvery)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	d := s.Decide(ctx, Input{Tool: search, Caller: Caller{Roles: roles}})
+	if d.Effect != Deny || d.Rule != 0 || !errors.Is(d.Cause, context.Canceled) {
+		t.Errorf("Decide = %v (rule %d, cause %v); want a deny caused by context.Canceled", d.Effect, d.Rule, d.Cause)
+	}
+}
+
+func TestDecideNilSet(t *testing.T) {
+	var s *Set
+	if d := s.Decide(context.Background(), Input{Tool: restart}); d.Effect != Ask {
+		t.Errorf("destructive tool: %v; want ask", d.Effect)
+	}
+	if d := s.Decide(context.Background(), Input{Tool: search}); d.Effect != Allow {
+		t.Errorf("read-only tool: %v; want allow", d.Effect)
+	}
+}
+
+func TestCompileOnlyRules(t *testing.T) {
+	s, ds := Compile(designRules, "policies")
+	if err := ds.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if d := s.Decide(context.Background(), Input{Tool: restart, Caller: sre}); d.Effect != Ask {
+		t.Errorf("Compile's set: %v; want the default approval, ask", d.Effect)
+	}
+}
+
+func TestDecisionErr(t *testing.T) {
+	tests := []struct {
+		effect Effect
+		want   diag.Code
+	}{{Allow, ""}, {Ask, diag.ToolApprovalRequired}, {Deny, diag.ToolDenied}, {Effect(42), diag.ToolDenied}}
+	for _, tt := range tests {
+		t.Run(tt.effect.String(), func(t *testing.T) {
+			err := Decision{Effect: tt.effect, Rule: -1, Reason: "why"}.Err()
+			if got := diag.CodeOf(err); got != tt.want {
+				t.Errorf("code = %q; want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestEffect(t *testing.T) {
+	for _, e := range []Effect{Deny, Ask, Allow} {
+		got, ok := ParseEffect(e.String())
+		if !ok || got != e {
+			t.Errorf("ParseEffect(%q) = %v, %v", e.String(), got, ok)
+		}
+		if b, err := e.MarshalText(); err != nil || string(b) != e.String() {
+			t.Errorf("MarshalText(%v) = %q, %v", e, b, err)
+		}
+	}
+	if _, err := Effect(7).MarshalText(); err == nil {
+		t.Error("MarshalText of an invalid effect: no error")
+	}
+	var zero Decision
+	if zero.Effect != Deny {
+		t.Error("the zero Decision must deny")
+	}
+}
+
+// TestDecideConcurrent shares one Set between goroutines; run with -race.
+func TestDecideConcurrent(t *testing.T) {
+	s := mustNew(t, config.Policies{Approval: "ask", DeniedTools: []string{"delete_*"}, Rules: designRules})
+	ctx := context.Background()
+	cases := []struct {
+		in   Input
+		want Effect
+	}{
+		{Input{Tool: restart, Caller: sre}, Ask},
+		{Input{Tool: restart, Caller: dev}, Deny},
+		{Input{Tool: search, Caller: dev, Args: map[string]any{"limit": 500}}, Ask},
+		{Input{Tool: search, Caller: dev, Args: map[string]any{"limit": 5}}, Allow},
+		{Input{Tool: search, Caller: dev}, Deny}, // fails closed
+		{Input{Tool: deleteUser, Caller: sre}, Deny},
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 200 {
+				c := cases[(g+i)%len(cases)]
+				if d := s.Decide(ctx, c.in); d.Effect != c.want {
+					t.Errorf("Decide(%s as %s) = %v; want %v", c.in.Tool.Name, c.in.Caller.Subject, d.Effect, c.want)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}

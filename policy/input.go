@@ -1,0 +1,51 @@
+package policy
+
+// Tool describes the tool being called, as rules see it through the CEL
+// variable `tool`. The cel tags are the field names rules use.
+type Tool struct {
+	// Name is the model-facing name, unique within the agent's toolset
+	// (for example "runbooks__search" when two servers share "search").
+	Name string `cel:"name"`
+	// OriginalName is the name the source advertises ("search").
+	OriginalName string `cel:"original_name"`
+	// Server is the MCP server, SQL source or A2A agent the tool comes from,
+	// and "" for use cases.
+	Server string `cel:"server"`
+	// Kind is the grant kind that gave the agent this tool: "mcp",
+	// "usecase", "sql" or "a2a".
+	Kind string `cel:"kind"`
+	// Destructive marks a tool that may change or delete data. The runtime
+	// sets it from the tool's annotations (destructiveHint: true, or
+	// readOnlyHint: false without a destructiveHint); when no rule matches,
+	// destructive tools get the policies.approval setting.
+	Destructive bool `cel:"destructive"`
+	// ReadOnly is the tool's readOnlyHint annotation.
+	ReadOnly bool `cel:"read_only"`
+	// Idempotent is the tool's idempotentHint annotation.
+	Idempotent bool `cel:"idempotent"`
+}
+
+// Caller is who a call is made for, as rules see it through the CEL
+// variable `caller`. The zero Caller is anonymous: no subject, no roles and
+// no claims, so a rule such as `"sre" in caller.roles` is false for it.
+type Caller struct {
+	// Subject identifies the caller, for example a token's "sub" claim or
+	// the --as flag of `heddle call`.
+	Subject string `cel:"subject"`
+	// Roles are the caller's roles, for example ["sre", "oncall"].
+	Roles []string `cel:"roles"`
+	// Claims are further string-valued facts about the caller, for example
+	// a token's claims ("team": "payments").
+	Claims map[string]string `cel:"claims"`
+}
+
+// Input is everything a decision is made on. Decide reads it and never
+// changes it; its maps and slices must not change while Decide runs.
+type Input struct {
+	Tool   Tool
+	Caller Caller
+	// Args are the call's arguments as decoded from JSON (numbers are
+	// float64; CEL compares them with ints as numbers, so
+	// `args.limit > 100` works). Nil means no arguments.
+	Args map[string]any
+}
