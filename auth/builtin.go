@@ -16,9 +16,8 @@ func init() {
 		},
 	})
 	Register(Strategy{
-		Kind:    "oauth",
-		MCPOnly: true,
-		Doc:     "The MCP client's own OAuth flows: authorization code with PKCE, or client credentials.",
+		Kind: "oauth",
+		Doc:  "The MCP client's own OAuth flows: authorization code with PKCE, or client credentials.",
 		Settings: map[string]Setting{
 			"flow":                  {Type: StringSetting, OneOf: []string{"authorization_code", "client_credentials", "enterprise"}, Doc: "default authorization_code"},
 			"client_id":             {Type: StringSetting, Doc: "a pre-registered client id (or a client ID metadata document URL)"},

@@ -5,8 +5,8 @@ import (
 )
 
 // positive reports a setting that was written but is not a positive number.
-func positive(ds diag.Diagnostics, ix *Index, path string, v int) diag.Diagnostics {
-	if v <= 0 && ix.Layer(path) != "" {
+func positive(ds diag.Diagnostics, raw map[string]any, path string, v int) diag.Diagnostics {
+	if v <= 0 && written(raw, path) {
 		ds = append(ds, diag.Errorf(diag.ConfigValueInvalid, path, "must be a positive whole number").
 			WithDetail("leave the key out to use the default"))
 	}
@@ -17,7 +17,7 @@ func positive(ds diag.Diagnostics, ix *Index, path string, v int) diag.Diagnosti
 // unwritten ones get defaults.
 func (d *Deployment) checkValues() diag.Diagnostics {
 	var ds diag.Diagnostics
-	ix := d.Index
+	ix := d.raw
 	ds = positive(ds, ix, "ai.startup_timeout_ms", d.AI.StartupTimeoutMS)
 	for _, name := range sortedKeys(d.AI.MCPServers) {
 		s := d.AI.MCPServers[name]
@@ -95,7 +95,7 @@ func (d *Deployment) applyDefaults() {
 
 // applyDefaults fills in an artifact's unset policies.
 func (a *Artifact) applyDefaults() diag.Diagnostics {
-	ds := positive(nil, a.Index, "policies.tool_timeout_ms", a.Policies.ToolTimeoutMS)
+	ds := positive(nil, a.raw, "policies.tool_timeout_ms", a.Policies.ToolTimeoutMS)
 	if a.Policies.ToolTimeoutMS <= 0 {
 		a.Policies.ToolTimeoutMS = DefaultToolTimeoutMS
 	}

@@ -106,6 +106,8 @@ func LoadDeployment(opts Options) (*Deployment, diag.Diagnostics) {
 		if !envNameRE.MatchString(opts.Env) {
 			ds = append(ds, diag.Errorf(diag.ConfigParse, "", "environment name must be letters, digits, '-' and '_'").
 				At(&diag.Range{File: opts.configFile()}))
+			dep.Incomplete = true
+			dep.applyDefaults()
 			return dep, ds
 		}
 		files = append(files, OverlayFile(opts.configFile(), opts.Env))
@@ -144,7 +146,8 @@ func LoadDeployment(opts Options) (*Deployment, diag.Diagnostics) {
 		return dep, ds
 	}
 
-	raw := k.Raw()
+	raw := pruneNil(k.Raw())
+	dep.raw = raw
 	dds := decodeStrict(raw, dep, "")
 	dep.Index.Locate(dds)
 	ds = append(ds, dds...)
@@ -237,7 +240,8 @@ func ParseArtifact(file, name string, data []byte) (*Artifact, diag.Diagnostics)
 	if m == nil {
 		return nil, ds
 	}
-	art := &Artifact{File: file, Index: &Index{}}
+	m = pruneNil(m)
+	art := &Artifact{File: file, Index: &Index{}, raw: m}
 	art.Index.add(li)
 	dds := decodeStrict(m, art, "")
 	if art.Name != "" && art.Name != name {
@@ -260,11 +264,19 @@ func ParseArtifact(file, name string, data []byte) (*Artifact, diag.Diagnostics)
 	return art, append(ds, dds...)
 }
 
+// ParseYAML parses one configuration document as heddle does (secret
+// references may stand unquoted in flow collections) into a map; syntax
+// errors are CONFIG_PARSE diagnostics.
+func ParseYAML(file string, data []byte) (map[string]any, diag.Diagnostics) {
+	m, _, ds := parseLayer(file, data)
+	return m, ds
+}
+
 // parseLayer parses one YAML document into a map and its position index.
 // An empty document is an empty map.
 func parseLayer(file string, data []byte) (map[string]any, layerIndex, diag.Diagnostics) {
 	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
+	if err := yaml.Unmarshal(quoteFlowRefs(data), &root); err != nil {
 		return nil, layerIndex{}, diag.Diagnostics{yamlDiag(file, err)}
 	}
 	li := newLayer(file, &root)
@@ -308,6 +320,50 @@ func yamlDiag(file string, err error) diag.Diagnostic {
 	msg = strings.TrimPrefix(msg, "yaml: ")
 	msg = strings.Trim(strings.ReplaceAll(msg, "\n", "; "), " :;")
 	return diag.Errorf(diag.ConfigParse, "", "invalid YAML: %s", msg).At(&diag.Range{File: file, Line: line})
+}
+
+// pruneNil removes every map entry whose value is null, so that null in an
+// overlay removes what a lower layer set.
+func pruneNil(m map[string]any) map[string]any {
+	for k, v := range m {
+		switch t := v.(type) {
+		case nil:
+			delete(m, k)
+		case map[string]any:
+			pruneNil(t)
+		case []any:
+			for _, e := range t {
+				if em, ok := e.(map[string]any); ok {
+					pruneNil(em)
+				}
+			}
+		}
+	}
+	return m
+}
+
+// written reports whether raw holds a value at path.
+func written(raw map[string]any, path string) bool {
+	var cur any = raw
+	for _, seg := range SplitPath(path) {
+		switch t := cur.(type) {
+		case map[string]any:
+			v, ok := t[seg]
+			if !ok {
+				return false
+			}
+			cur = v
+		case []any:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(t) {
+				return false
+			}
+			cur = t[i]
+		default:
+			return false
+		}
+	}
+	return cur != nil
 }
 
 // normalize turns map[any]any (from YAML keys that are not strings) into

@@ -12,7 +12,9 @@ type Deployment struct {
 	// Env is the overlay name given with --env, or "".
 	Env string `koanf:"-"`
 	// Index locates config paths in the layer that last set them.
-	Index *Index `koanf:"-"`
+	Index *Index         `koanf:"-"`
+	raw   map[string]any `koanf:"-"` // the merged layers, for written()
+
 	// Incomplete is set when a layer could not be read or parsed, so that
 	// the compiler does not report every grant as naming unknown servers.
 	Incomplete bool `koanf:"-"`
@@ -54,7 +56,7 @@ const (
 	DefaultSQLTimeoutMS     = 5000
 	DefaultSQLMaxRows       = 1000
 	DefaultSQLMaxBytes      = 1 << 20
-	DefaultA2ATimeoutMS     = 60000
+	DefaultA2ATimeoutMS     = 20000
 )
 
 // MCPServer is one entry of ai.mcp_servers: how to reach one MCP server.
@@ -158,8 +160,9 @@ type Artifact struct {
 	Policies     Policies     `koanf:"policies"`
 
 	// File is the artifact's path; Index locates paths within it.
-	File  string `koanf:"-"`
-	Index *Index `koanf:"-"`
+	File  string         `koanf:"-"`
+	Index *Index         `koanf:"-"`
+	raw   map[string]any `koanf:"-"`
 }
 
 // Capability is one grant as written: its kind and the kind's own settings,

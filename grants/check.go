@@ -88,6 +88,13 @@ func Required(own *bool, remoteClients string) bool {
 	return remoteClients != config.RemoteClientsOptional
 }
 
+// Written reports whether the deployment names an entry (ai.<section>.<name>)
+// even when decoding it failed: a grant of such an entry is not reported as
+// unknown, since the entry has diagnostics of its own.
+func Written(d *config.Deployment, section, name string) bool {
+	return d.Index.Layer(config.Join("ai", section, name)) != ""
+}
+
 // AppendUnique appends s unless already last-added or present.
 func AppendUnique(list []string, s string) []string {
 	for _, x := range list {

@@ -29,11 +29,13 @@ type Plan struct {
 
 	Startup Startup `json:"startup"`
 
-	// Servers has one connection spec per MCP server that some agent grants.
+	// Servers has one connection spec per declared MCP server; GrantedTo
+	// says which agents grant it (the runtime opens only granted ones, and
+	// those application code declares).
 	Servers map[string]*Server `json:"servers"`
-	// SQLSources has each SQL source that some agent grants.
+	// SQLSources has each declared SQL source.
 	SQLSources map[string]*SQLSource `json:"sql_sources,omitempty"`
-	// A2AAgents has each remote agent that some agent grants.
+	// A2AAgents has each declared remote agent.
 	A2AAgents map[string]*A2AAgent `json:"a2a_agents,omitempty"`
 	// AuthPlugins are the out-of-process strategies servers use.
 	AuthPlugins map[string]*AuthPlugin `json:"auth_plugins,omitempty"`

@@ -5,7 +5,9 @@
 //	  - {kind: a2a, agent: triage}
 //	ai:
 //	  a2a_agents:
-//	    triage: {url: https://triage.internal.example.com, auth: {kind: bearer, token_ref: ${secrets:/t}}}
+//	    triage:
+//	      url: https://triage.internal.example.com
+//	      auth: {kind: bearer, token_ref: ${secrets:/heddle/triage/token}}
 package a2a
 
 import (
@@ -71,6 +73,8 @@ func (Kind) Compile(env *grants.Env, art *config.Artifact, settings map[string]a
 	switch _, ok := declared[g.Agent]; {
 	case g.Agent == "":
 		ds = append(ds, diag.Errorf(diag.A2AAgentUnknown, p, "the grant names no agent"))
+	case !ok && grants.Written(env.Deployment, "a2a_agents", g.Agent):
+		return nil, ds
 	case !ok:
 		names := config.SortedKeys(declared)
 		list := "none"

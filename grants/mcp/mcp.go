@@ -231,6 +231,8 @@ func (Kind) Compile(env *grants.Env, art *config.Artifact, settings map[string]a
 	switch _, ok := declared[g.Server]; {
 	case g.Server == "":
 		ds = append(ds, diag.Errorf(diag.MCPServerUnknown, p, "the grant names no server"))
+	case !ok && grants.Written(env.Deployment, "mcp_servers", g.Server):
+		return nil, ds // the entry has its own diagnostics
 	case !ok:
 		ds = append(ds, diag.Errorf(diag.MCPServerUnknown, config.Join(p, "server"),
 			"server %q is not declared in ai.mcp_servers", g.Server).

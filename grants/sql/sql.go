@@ -151,6 +151,8 @@ func (Kind) Compile(env *grants.Env, art *config.Artifact, settings map[string]a
 	switch {
 	case g.Source == "":
 		ds = append(ds, diag.Errorf(diag.SQLSourceUnknown, p, "the grant names no source"))
+	case !ok && grants.Written(env.Deployment, "sql_sources", g.Source):
+		return nil, ds
 	case !ok:
 		names := config.SortedKeys(env.Deployment.AI.SQLSources)
 		list := "none"
