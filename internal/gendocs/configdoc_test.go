@@ -1,0 +1,473 @@
+package main
+
+import (
+	"encoding"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"maps"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/heddlehq/heddle/auth"
+	"github.com/heddlehq/heddle/compile"
+	"github.com/heddlehq/heddle/config"
+	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/grants"
+	"github.com/heddlehq/heddle/grants/mcp"
+	"github.com/heddlehq/heddle/grants/sql"
+	"github.com/heddlehq/heddle/policy"
+)
+
+// These tests keep docs/configuration.md honest: every key of api.yaml and
+// agent.yaml, every setting of a built-in auth strategy and of a grant kind,
+// every field a policy rule can read, and the defaults heddle applies must
+// be in it; and the error codes it names must link to docs/errors.md.
+
+const configDoc = "docs/configuration.md"
+
+func readDoc(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+var (
+	codeSpanRE    = regexp.MustCompile("`([^`\n]+)`")
+	placeholderRE = regexp.MustCompile(`<[^<>]*>`)
+	indexRE       = regexp.MustCompile(`\[[^\[\]]*\]`)
+)
+
+// normalize turns a documented key into the form keys are compared in:
+// <server> becomes <> and [i] becomes [].
+func normalize(key string) string {
+	return indexRE.ReplaceAllString(placeholderRE.ReplaceAllString(key, "<>"), "[]")
+}
+
+// readable spells a normalized key for a message: ai.mcp_servers.<name>.url.
+func readable(key string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(key, "<>", "<name>"), "[]", "[i]")
+}
+
+// mentioned returns every text between backticks in doc, normalized.
+func mentioned(doc string) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range codeSpanRE.FindAllStringSubmatch(doc, -1) {
+		out[normalize(m[1])] = true
+	}
+	return out
+}
+
+var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+
+// configKeys walks the koanf tags of t and returns every key path:
+// ai.mcp_servers.<>.url, capabilities[].kind. Map keys become <>, list items
+// []; values decoded from text (secret references, env values) and
+// ",remain" settings (decoded by the kinds and strategies) end the walk.
+func configKeys(t *testing.T, typ reflect.Type, prefix string, out map[string]bool) {
+	t.Helper()
+	for typ.Kind() == reflect.Pointer {
+		typ = typ.Elem()
+	}
+	if reflect.PointerTo(typ).Implements(textUnmarshaler) {
+		return
+	}
+	switch typ.Kind() {
+	case reflect.Struct:
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("koanf"), ",")
+			if _, hasTag := f.Tag.Lookup("koanf"); !hasTag {
+				t.Errorf("%s.%s has no koanf tag: give it one, or koanf:\"-\"", typ, f.Name)
+				continue
+			}
+			if name == "" || name == "-" {
+				continue
+			}
+			key := name
+			if prefix != "" {
+				key = prefix + "." + name
+			}
+			out[key] = true
+			configKeys(t, f.Type, key, out)
+		}
+	case reflect.Map:
+		configKeys(t, typ.Elem(), prefix+".<>", out)
+	case reflect.Slice, reflect.Array:
+		configKeys(t, typ.Elem(), prefix+"[]", out)
+	}
+}
+
+// TestConfigKeysDocumented fails when a key of api.yaml or agent.yaml is
+// not mentioned, as its full path in backticks, in docs/configuration.md.
+func TestConfigKeysDocumented(t *testing.T) {
+	doc := mentioned(readDoc(t, configDoc))
+	for _, typ := range []reflect.Type{reflect.TypeFor[config.Deployment](), reflect.TypeFor[config.Artifact]()} {
+		keys := map[string]bool{}
+		configKeys(t, typ, "", keys)
+		if len(keys) == 0 {
+			t.Fatalf("found no keys in %s", typ)
+		}
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
+			if !doc[k] {
+				t.Errorf("%s: key `%s` (from %s) is not documented", configDoc, readable(k), typ)
+			}
+		}
+	}
+}
+
+// section returns the part of doc under the heading that contains title,
+// down to the next heading of the same or a higher level.
+func section(doc, title string) (string, bool) {
+	lines := strings.Split(doc, "\n")
+	start, level := -1, 0
+	for i, l := range lines {
+		lv := headingLevel(l)
+		if lv == 0 {
+			continue
+		}
+		if start >= 0 && lv <= level {
+			return strings.Join(lines[start:i], "\n"), true
+		}
+		if start < 0 && strings.Contains(l, title) {
+			start, level = i, lv
+		}
+	}
+	if start < 0 {
+		return "", false
+	}
+	return strings.Join(lines[start:], "\n"), true
+}
+
+func headingLevel(line string) int {
+	n := len(line) - len(strings.TrimLeft(line, "#"))
+	if n == 0 || n >= len(line) || line[n] != ' ' {
+		return 0
+	}
+	return n
+}
+
+// TestAuthSettingsDocumented fails when a setting of a built-in auth
+// strategy is not mentioned in the strategy's section ("`kind: bearer`").
+func TestAuthSettingsDocumented(t *testing.T) {
+	doc := readDoc(t, configDoc)
+	kinds := auth.Default().Kinds()
+	for _, want := range []string{"bearer", "static", "oauth"} {
+		if !slices.Contains(kinds, want) {
+			t.Errorf("auth.Default() has no %q strategy", want)
+		}
+	}
+	for _, kind := range kinds {
+		s, _ := auth.Default().Lookup(kind)
+		sec, ok := section(doc, "`kind: "+kind+"`")
+		if !ok {
+			t.Errorf("%s: no section headed `kind: %s` for the built-in auth strategy", configDoc, kind)
+			continue
+		}
+		in := mentioned(sec)
+		for name, set := range s.Settings {
+			if !in[name] {
+				t.Errorf("%s: auth strategy %s: setting `%s` is not documented in its section", configDoc, kind, name)
+			}
+			for _, v := range set.OneOf {
+				if !in[v] {
+					t.Errorf("%s: auth strategy %s: value `%s` of %s is not documented", configDoc, kind, v, name)
+				}
+			}
+		}
+	}
+}
+
+// grantSettings parses the grant kinds' packages under grants/ and returns,
+// for each kind registered with grants.Register("name", …), the koanf keys
+// of the package's grantSettings struct.
+func grantSettings(t *testing.T) map[string][]string {
+	t.Helper()
+	dirs, err := filepath.Glob(filepath.Join(root, "grants", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, dir := range dirs {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+		var kind string
+		var keys []string
+		found := false
+		fset := token.NewFileSet()
+		for _, file := range files {
+			if strings.HasSuffix(file, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, file, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.CallExpr:
+					sel, ok := n.Fun.(*ast.SelectorExpr)
+					if !ok || sel.Sel.Name != "Register" || len(n.Args) == 0 {
+						return true
+					}
+					if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "grants" {
+						return true
+					}
+					if lit, ok := n.Args[0].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						kind, _ = strconv.Unquote(lit.Value)
+					}
+				case *ast.TypeSpec:
+					st, ok := n.Type.(*ast.StructType)
+					if !ok || n.Name.Name != "grantSettings" {
+						return true
+					}
+					found = true
+					for _, f := range st.Fields.List {
+						if f.Tag == nil {
+							continue
+						}
+						tag, _ := strconv.Unquote(f.Tag.Value)
+						name, _, _ := strings.Cut(reflect.StructTag(tag).Get("koanf"), ",")
+						if name != "" && name != "-" {
+							keys = append(keys, name)
+						}
+					}
+				}
+				return true
+			})
+		}
+		if kind == "" {
+			continue
+		}
+		if !found {
+			t.Errorf("%s registers kind %q but has no grantSettings struct; teach this test where its settings are", dir, kind)
+		}
+		out[kind] = keys
+	}
+	return out
+}
+
+// TestGrantSettingsDocumented fails when a registered grant kind has no
+// section ("`kind: mcp`") or a setting of it is not mentioned there.
+func TestGrantSettingsDocumented(t *testing.T) {
+	doc := readDoc(t, configDoc)
+	settings := grantSettings(t)
+	for _, kind := range grants.Names() {
+		keys, ok := settings[kind]
+		if !ok {
+			t.Errorf("grant kind %q is registered but its package under grants/ was not found", kind)
+			continue
+		}
+		sec, ok := section(doc, "`kind: "+kind+"`")
+		if !ok {
+			t.Errorf("%s: no section headed `kind: %s` for the grant kind", configDoc, kind)
+			continue
+		}
+		in := mentioned(sec)
+		for _, k := range keys {
+			if !in[k] {
+				t.Errorf("%s: grant kind %s: setting `%s` is not documented in its section", configDoc, kind, k)
+			}
+		}
+	}
+}
+
+// TestPolicyVariablesDocumented fails when a field a CEL rule can read
+// (tool.x, caller.x) is not documented.
+func TestPolicyVariablesDocumented(t *testing.T) {
+	doc := mentioned(readDoc(t, configDoc))
+	for _, v := range []struct {
+		name string
+		typ  reflect.Type
+	}{{"tool", reflect.TypeFor[policy.Tool]()}, {"caller", reflect.TypeFor[policy.Caller]()}} {
+		for i := range v.typ.NumField() {
+			name := v.typ.Field(i).Tag.Get("cel")
+			if name == "" {
+				t.Errorf("%s.%s has no cel tag", v.typ, v.typ.Field(i).Name)
+				continue
+			}
+			if !doc[v.name+"."+name] {
+				t.Errorf("%s: rule variable `%s.%s` is not documented", configDoc, v.name, name)
+			}
+		}
+	}
+	if !doc["args"] {
+		t.Errorf("%s: rule variable `args` is not documented", configDoc)
+	}
+}
+
+// TestValuesDocumented fails when a value a setting accepts is not
+// mentioned.
+func TestValuesDocumented(t *testing.T) {
+	doc := mentioned(readDoc(t, configDoc))
+	var values []string
+	values = append(values, config.TransportHTTP, config.TransportSSE, config.TransportStdio)
+	values = append(values, config.RemoteClientsRequired, config.RemoteClientsOptional)
+	values = append(values, config.ApprovalAsk, config.ApprovalAllow, config.ApprovalDeny)
+	values = append(values, "auto")
+	values = append(values, mcp.ProtocolVersions...)
+	values = append(values, sql.Drivers...)
+	values = append(values, sql.ParamTypes...)
+	values = append(values, grants.Names()...)
+	for _, v := range values {
+		if !doc[v] {
+			t.Errorf("%s: value `%s` is not documented", configDoc, v)
+		}
+	}
+	raw := readDoc(t, configDoc)
+	for _, scheme := range []string{config.SchemeSecrets, config.SchemeEnv, config.SchemeFile} {
+		if !strings.Contains(raw, "`${"+scheme+":") {
+			t.Errorf("%s: secret references of scheme %s are not documented", configDoc, scheme)
+		}
+	}
+}
+
+// defaultsExample is a configuration that leaves every defaulted setting
+// out, so that compiling it shows the defaults heddle really applies.
+var defaultsExample = fstest.MapFS{
+	"config/api.yaml": {Data: []byte(`ai:
+  mcp_servers:
+    s: {url: https://s.example.com/mcp}
+  a2a_agents:
+    a: {url: https://a.example.com}
+  sql_sources:
+    q:
+      driver: sqlite
+      path: q.db
+      statements:
+        st:
+          sql: SELECT :p
+          params:
+            p: {}
+`)},
+	"agents/x/agent.yaml": {Data: []byte("capabilities: []\n")},
+}
+
+// TestDefaultsDocumented compiles a configuration that sets nothing it need
+// not, and fails when a default in the plan differs from the one the
+// documentation's tables give for that key.
+func TestDefaultsDocumented(t *testing.T) {
+	cfg, ds := config.Load(config.Options{FS: defaultsExample})
+	p, cds := compile.Compile(compile.Input{Config: cfg})
+	if ds = append(ds, cds...); ds.HasErrors() {
+		t.Fatalf("the defaults example does not compile:\n%v", ds.Err())
+	}
+	srv, agent, src := p.Servers["s"], p.A2AAgents["a"], p.SQLSources["q"]
+	param := src.Statements["st"].Params[0]
+	pol := p.Agents["x"].Policies
+	defaults := map[string]any{
+		"ai.startup_timeout_ms":                              p.Startup.TimeoutMS,
+		"ai.remote_clients":                                  p.Startup.RemoteClients,
+		"ai.mcp_servers.<>.transport":                        srv.Transport,
+		"ai.mcp_servers.<>.timeout_ms":                       srv.TimeoutMS,
+		"ai.mcp_servers.<>.protocol_version":                 srv.ProtocolVersion,
+		"ai.mcp_servers.<>.max_result_bytes":                 srv.MaxResultBytes,
+		"ai.a2a_agents.<>.timeout_ms":                        agent.TimeoutMS,
+		"ai.sql_sources.<>.timeout_ms":                       src.TimeoutMS,
+		"ai.sql_sources.<>.max_rows":                         src.MaxRows,
+		"ai.sql_sources.<>.max_bytes":                        src.MaxBytes,
+		"ai.sql_sources.<>.statements.<>.params.<>.type":     param.Type,
+		"ai.sql_sources.<>.statements.<>.params.<>.required": param.Required,
+		"policies.tool_timeout_ms":                           pol.ToolTimeoutMS,
+		"policies.approval":                                  pol.Approval,
+	}
+	doc := readDoc(t, configDoc)
+	defaultsSection, ok := section(doc, "## Defaults")
+	if !ok {
+		t.Fatalf("%s has no ## Defaults section", configDoc)
+	}
+	for _, key := range slices.Sorted(maps.Keys(defaults)) {
+		want := "`" + fmt.Sprint(defaults[key]) + "`"
+		rows := tableRows(doc, key)
+		if len(tableRows(defaultsSection, key)) == 0 {
+			t.Errorf("%s: the Defaults table has no row for `%s`", configDoc, readable(key))
+		}
+		for _, cells := range rows {
+			var cell string
+			switch len(cells) {
+			case 2: // key | default
+				cell = cells[1]
+			case 4: // key | type | default | meaning
+				cell = cells[2]
+			default:
+				continue
+			}
+			if !strings.Contains(cell, want) {
+				t.Errorf("%s: `%s` defaults to %s, but a table says %q", configDoc, readable(key), want, strings.TrimSpace(cell))
+			}
+		}
+	}
+}
+
+// tableRows returns the cells after the first of every table row whose
+// first cell is key in backticks (compared normalized).
+func tableRows(doc, key string) [][]string {
+	var out [][]string
+	for _, l := range strings.Split(doc, "\n") {
+		if !strings.HasPrefix(l, "|") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(l, "|"), "|")
+		first := strings.TrimSpace(cells[0])
+		if strings.HasPrefix(first, "`") && strings.HasSuffix(first, "`") && normalize(strings.Trim(first, "`")) == key {
+			out = append(out, cells)
+		}
+	}
+	return out
+}
+
+var (
+	codeWordRE = regexp.MustCompile(`\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b`)
+	codeLinkRE = regexp.MustCompile("\\[`?([A-Z0-9_]+)`?\\]\\(errors\\.md#([A-Za-z0-9_]+)\\)")
+)
+
+// fencedRE matches a fenced code block: program output and examples, where
+// codes stand as heddle prints them.
+var fencedRE = regexp.MustCompile("(?ms)^```.*?^```")
+
+// TestCodeLinks fails when a user document names a diagnostic code in its
+// text without linking it to its section of docs/errors.md, or links to a
+// code that does not exist.
+func TestCodeLinks(t *testing.T) {
+	for _, name := range []string{configDoc, "docs/getting-started.md"} {
+		doc := fencedRE.ReplaceAllString(readDoc(t, name), "")
+		rest := codeLinkRE.ReplaceAllStringFunc(doc, func(link string) string {
+			m := codeLinkRE.FindStringSubmatch(link)
+			if m[1] != m[2] {
+				t.Errorf("%s: link text %s points at #%s", name, m[1], m[2])
+			}
+			if _, ok := diag.Lookup(diag.Code(m[2])); !ok {
+				t.Errorf("%s: link to errors.md#%s, which is not a code", name, m[2])
+			}
+			return ""
+		})
+		for _, w := range codeWordRE.FindAllString(rest, -1) {
+			if _, ok := diag.Lookup(diag.Code(w)); ok {
+				t.Errorf("%s: code %s is mentioned without a link to errors.md#%s", name, w, w)
+			}
+		}
+	}
+}
+
+// TestDocYAMLParses fails when a YAML example in a user document does not
+// parse the way heddle parses configuration.
+func TestDocYAMLParses(t *testing.T) {
+	blockRE := regexp.MustCompile("(?s)```yaml\n(.*?)```")
+	for _, name := range []string{configDoc, "docs/getting-started.md"} {
+		for i, m := range blockRE.FindAllStringSubmatch(readDoc(t, name), -1) {
+			if _, ds := config.ParseYAML(name, []byte(m[1])); ds.HasErrors() {
+				t.Errorf("%s: YAML example %d does not parse: %v\n%s", name, i+1, ds.Err(), m[1])
+			}
+		}
+	}
+}
