@@ -71,3 +71,8 @@ const (
 	ToolApprovalRequired Code = "TOOL_APPROVAL_REQUIRED"
 	TransportTimeout     Code = "TRANSPORT_TIMEOUT"
 )
+
+// Call-time codes added after the first release.
+const (
+	ToolArgsInvalid Code = "TOOL_ARGS_INVALID"
+)

@@ -1,0 +1,506 @@
+// Package runtime is heddle's live half: it opens a compiled plan — one
+// shared client per MCP server, all under one start-up deadline — and hands
+// each agent a toolset: the tools its grants allow, named so any model API
+// accepts them, guarded by deadlines, policies and approval.
+//
+//	rt, err := runtime.Open(ctx, p, runtime.Options{Logger: slog.Default()})
+//	if err != nil {
+//		return err // names every required server that failed, with its code
+//	}
+//	defer rt.Close()
+//	ts, _ := rt.Toolset("incident-triage")
+//	tools, _ := ts.Tools(ctx)
+//	res, err := ts.Call(ctx, "search_runbooks", map[string]any{"query": "disk full"})
+//
+// One Runtime serves a whole worker process. It is safe for concurrent use:
+// calls share each server's session with no lock and run in parallel. A
+// server that fails (at start-up, when optional, or later) is reconnected in
+// the background by a supervisor; meanwhile its tools answer
+// TOOL_UNAVAILABLE as a result the model can read.
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/heddlehq/heddle/auth/live"
+	"github.com/heddlehq/heddle/config"
+	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/plan"
+	"github.com/heddlehq/heddle/secrets"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/errgroup"
+)
+
+// Options configure a Runtime. Every field is optional.
+type Options struct {
+	// Logger receives the runtime's log. Default: discard.
+	Logger *slog.Logger
+	// Secrets resolves references. Default: environment, files, and the
+	// plan's secrets directory.
+	Secrets secrets.Resolver
+	// LookupEnv reads the worker's environment for the stdio allow-list.
+	// Default os.LookupEnv.
+	LookupEnv func(string) (string, bool)
+	// HTTPTransport is the base transport of HTTP and SSE clients. Default:
+	// a transport of the runtime's own, closed with it.
+	HTTPTransport http.RoundTripper
+	// Approver decides calls that policy says need approval. nil refuses
+	// them with TOOL_APPROVAL_REQUIRED.
+	Approver Approver
+	// Elicitation answers servers' elicitation requests. nil declines.
+	Elicitation func(ctx context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+	// Sampling answers servers' sampling requests. nil declines.
+	Sampling func(ctx context.Context, server string, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)
+	// Dial, when set, supplies the transport of every connection attempt
+	// instead of the plan's (tests use in-memory transports through it).
+	Dial func(server *plan.Server) mcp.Transport
+	// MCPUses declares servers that application code reaches directly
+	// through Runtime.MCP; they are opened, verified and health-checked
+	// like an agent's grants.
+	MCPUses []MCPUse
+	// ClientName and ClientVersion identify heddle to servers.
+	ClientName, ClientVersion string
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// MCPUse declares one direct use of a server by application code.
+type MCPUse struct {
+	Server  string
+	Include []string
+}
+
+// Runtime is one worker's live plan. See the package documentation.
+type Runtime struct {
+	plan *plan.Plan
+	opts Options
+	log  *slog.Logger
+
+	servers  map[string]*server
+	releases []func()
+
+	supMu    sync.Mutex
+	supCtx   context.Context
+	supStop  context.CancelFunc
+	watchers watchers
+
+	mu       sync.Mutex
+	toolsets map[string]*Toolset
+	closed   bool
+}
+
+// Open opens every client the plan needs under one start-up deadline.
+//
+// The deadline (ai.startup_timeout_ms) is taken as an absolute time before
+// anything else and bounds secret resolution, auth construction, every
+// connect (all concurrent) and filter verification. Each server's own
+// handshake budget ends a margin before it, so a slow server names itself.
+// Required servers that fail abort start-up; the error names every one of
+// them with its code. Optional ones are logged and left to the supervisor.
+func Open(ctx context.Context, p *plan.Plan, opts Options) (*Runtime, error) {
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	budget := time.Duration(p.Startup.TimeoutMS) * time.Millisecond
+	deadline := now().Add(budget)
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+
+	rt := &Runtime{plan: p, opts: opts, servers: map[string]*server{}, toolsets: map[string]*Toolset{}}
+	rt.log = opts.Logger
+	if rt.log == nil {
+		rt.log = slog.New(slog.DiscardHandler)
+	}
+	if rt.opts.Secrets == nil {
+		rt.opts.Secrets = secrets.New(secrets.Options{Dir: p.Secrets.Dir})
+	}
+	if rt.opts.LookupEnv == nil {
+		rt.opts.LookupEnv = osLookupEnv
+	}
+	if rt.opts.ClientName == "" {
+		rt.opts.ClientName = "heddle"
+	}
+	if rt.opts.ClientVersion == "" {
+		rt.opts.ClientVersion = "devel"
+	}
+	rt.supCtx, rt.supStop = context.WithCancel(context.Background())
+
+	names, err := rt.needed()
+	if err != nil {
+		rt.Close()
+		return nil, err
+	}
+
+	// Phase 1: secrets, auth and connections, all concurrent.
+	margin := handshakeMargin(budget)
+	failures := make([]*Failure, len(names))
+	var g errgroup.Group
+	for i, name := range names {
+		s := rt.newServer(name)
+		rt.servers[name] = s
+		release, _ := s.acquire()
+		rt.releases = append(rt.releases, release)
+		g.Go(func() error {
+			hctx, hcancel := context.WithDeadline(ctx, deadline.Add(-margin))
+			defer hcancel()
+			if err := s.prepare(hctx); err != nil {
+				failures[i] = &Failure{Server: name, Err: err, Fatal: true}
+				return nil
+			}
+			if err := s.connect(hctx); err != nil {
+				failures[i] = &Failure{Server: name, Err: err, Fatal: s.spec.Required}
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+
+	var fatal []*Failure
+	tolerated := false
+	for _, f := range failures {
+		switch {
+		case f == nil:
+		case f.Fatal:
+			fatal = append(fatal, f)
+		default:
+			tolerated = true
+			rt.log.Warn("optional server unavailable at start-up", "server", f.Server, "code", diag.CodeOf(f.Err))
+			rt.log.Debug("optional server unavailable at start-up", "server", f.Server, "reason", diag.Reason(f.Err))
+			rt.servers[f.Server].superviseSoon()
+		}
+	}
+	if len(fatal) > 0 {
+		rt.Close()
+		return nil, &StartupError{Failures: fatal}
+	}
+
+	// Phase 2: list and verify filters of the servers that opened. A
+	// tolerated failure may have spent the budget: verification then gets
+	// a fresh one.
+	vctx := ctx
+	if tolerated {
+		var vcancel context.CancelFunc
+		vctx, vcancel = context.WithTimeout(context.WithoutCancel(ctx), budget)
+		defer vcancel()
+	}
+	if err := rt.verify(vctx); err != nil {
+		rt.Close()
+		return nil, err
+	}
+	return rt, nil
+}
+
+// handshakeMargin is how much sooner than the group deadline each server's
+// own handshake budget ends: a tenth of the budget, at most a second.
+func handshakeMargin(budget time.Duration) time.Duration {
+	return min(budget/10, time.Second)
+}
+
+func (rt *Runtime) handshakeBudget() time.Duration {
+	return time.Duration(rt.plan.Startup.TimeoutMS) * time.Millisecond
+}
+
+// needed returns the servers to open: every server an agent grants, and
+// every server application code declared in Options.MCPUses.
+func (rt *Runtime) needed() ([]string, error) {
+	set := map[string]bool{}
+	for _, a := range rt.plan.Agents {
+		for _, g := range a.Grants {
+			if mg, ok := g.Spec.(*plan.MCPGrant); ok {
+				set[mg.Server] = true
+			}
+		}
+	}
+	for _, u := range rt.opts.MCPUses {
+		if rt.plan.Servers[u.Server] == nil {
+			return nil, diag.New(diag.MCPServerUnknown, "application code uses server %q, which the deployment does not declare", u.Server)
+		}
+		set[u.Server] = true
+	}
+	names := config.SortedKeys(set)
+	for _, n := range names {
+		if rt.plan.Servers[n] == nil {
+			return nil, diag.New(diag.MCPServerUnknown, "server %q is granted but not in the plan", n)
+		}
+	}
+	return names, nil
+}
+
+func (rt *Runtime) newServer(name string) *server {
+	spec := rt.plan.Servers[name]
+	s := &server{rt: rt, spec: spec, name: name, log: rt.log, state: StateConnecting}
+	s.stderr = &stderrLog{log: rt.log, server: name}
+	if spec.Transport != "stdio" {
+		s.httpT = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	s.client = mcp.NewClient(&mcp.Implementation{Name: rt.opts.ClientName, Version: rt.opts.ClientVersion}, &mcp.ClientOptions{
+		Logger:                      rt.log,
+		Capabilities:                rt.capabilities(),
+		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { s.stale.Store(true); rt.notifyStale(s) },
+		ProgressNotificationHandler: rt.progress,
+		ElicitationHandler:          rt.elicitationHandler(name),
+		CreateMessageHandler:        rt.samplingHandler(name),
+	})
+	return s
+}
+
+func (rt *Runtime) capabilities() *mcp.ClientCapabilities {
+	caps := &mcp.ClientCapabilities{}
+	if rt.opts.Elicitation != nil {
+		caps.Elicitation = &mcp.ElicitationCapabilities{}
+	}
+	if rt.opts.Sampling != nil {
+		caps.Sampling = &mcp.SamplingCapabilities{}
+	}
+	return caps
+}
+
+func (rt *Runtime) elicitationHandler(name string) func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	if rt.opts.Elicitation == nil {
+		return nil
+	}
+	return func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return rt.opts.Elicitation(ctx, name, req)
+	}
+}
+
+func (rt *Runtime) samplingHandler(name string) func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	if rt.opts.Sampling == nil {
+		return nil
+	}
+	return func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+		return rt.opts.Sampling(ctx, name, req)
+	}
+}
+
+// prepare resolves the server's secrets and builds its auth strategy, once.
+func (s *server) prepare(ctx context.Context) error {
+	rt := s.rt
+	if s.spec.Transport == "stdio" {
+		declared := map[string]string{}
+		for _, k := range config.SortedKeys(s.spec.Env) {
+			v := s.spec.Env[k]
+			if v.Ref == nil {
+				declared[k] = v.Literal
+				continue
+			}
+			val, err := rt.opts.Secrets.Resolve(ctx, *v.Ref)
+			if err != nil {
+				return fmt.Errorf("server %s: env %s: %w", s.name, k, err)
+			}
+			declared[k] = val
+		}
+		s.env = childEnv(rt.opts.LookupEnv, declared)
+		return nil
+	}
+	strat, err := live.Build(ctx, live.Env{Secrets: rt.opts.Secrets, Name: "server " + s.name, Purpose: "mcp"}, s.spec.Auth)
+	if err != nil {
+		return err
+	}
+	s.strat = strat
+	return nil
+}
+
+// Failure is one server that failed start-up.
+type Failure struct {
+	Server string
+	Err    error // carries the code
+	Fatal  bool
+}
+
+// StartupError lists every server that failed start-up. It matches each
+// failure's code through diag.Has and errors.Is/As.
+type StartupError struct {
+	Failures []*Failure
+}
+
+// Error names every failed server with its code and safe message.
+func (e *StartupError) Error() string {
+	parts := make([]string, len(e.Failures))
+	for i, f := range e.Failures {
+		parts[i] = f.Err.Error()
+	}
+	return fmt.Sprintf("start-up failed (%d): %s", len(e.Failures), strings.Join(parts, "; "))
+}
+
+// Unwrap returns the failures' errors.
+func (e *StartupError) Unwrap() []error {
+	out := make([]error, len(e.Failures))
+	for i, f := range e.Failures {
+		out[i] = f.Err
+	}
+	return out
+}
+
+// Close releases the runtime's references on every server: sessions close
+// (and stdio children die with their process groups) once the last in-flight
+// call that holds one returns. Close is idempotent and waits for the
+// supervisors to stop.
+func (rt *Runtime) Close() error {
+	rt.mu.Lock()
+	if rt.closed {
+		rt.mu.Unlock()
+		return nil
+	}
+	rt.closed = true
+	rt.mu.Unlock()
+	rt.supStop()
+	rt.watchers.closeAll()
+	var wg sync.WaitGroup
+	for _, release := range rt.releases {
+		wg.Add(1)
+		go func() { defer wg.Done(); release() }()
+	}
+	wg.Wait()
+	return nil
+}
+
+func (rt *Runtime) supervisorCtx(*server) context.Context { return rt.supCtx }
+
+func (rt *Runtime) cancelSupervisor(*server) {}
+
+// Unavailable lists the servers that are down, with the code of why.
+func (rt *Runtime) Unavailable() map[string]diag.Code {
+	out := map[string]diag.Code{}
+	for name, s := range rt.servers {
+		if st, code, _, _ := s.status(); st != StateReady {
+			if code == "" {
+				code = diag.MCPServerUnreachable
+			}
+			out[name] = code
+		}
+	}
+	return out
+}
+
+// Plan returns the plan the runtime was opened with.
+func (rt *Runtime) Plan() *plan.Plan { return rt.plan }
+
+// server returns the shared client of name.
+func (rt *Runtime) server(name string) (*server, error) {
+	s, ok := rt.servers[name]
+	if !ok {
+		return nil, diag.New(diag.MCPServerUnknown, "server %q is not opened by this runtime", name)
+	}
+	return s, nil
+}
+
+// verify lists every opened server's tools and checks each grant's and
+// declared use's filters against them.
+func (rt *Runtime) verify(ctx context.Context) error {
+	var (
+		mu       sync.Mutex
+		failures []*Failure
+		g        errgroup.Group
+	)
+	for _, name := range config.SortedKeys(rt.servers) {
+		s := rt.servers[name]
+		if st, _, _, _ := s.status(); st != StateReady {
+			continue // tolerated: its filters are checked when it connects
+		}
+		g.Go(func() error {
+			if _, _, err := s.refresh(ctx, true); err != nil {
+				mu.Lock()
+				failures = append(failures, &Failure{Server: name, Fatal: true,
+					Err: diag.Wrap(diag.MCPServerUnreachable, err, "server %s: tools/list failed", name)})
+				mu.Unlock()
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	if len(failures) > 0 {
+		slices.SortFunc(failures, func(a, b *Failure) int { return strings.Compare(a.Server, b.Server) })
+		return &StartupError{Failures: failures}
+	}
+	var errs []*Failure
+	for _, agent := range config.SortedKeys(rt.plan.Agents) {
+		for _, g := range rt.plan.Agents[agent].Grants {
+			mg, ok := g.Spec.(*plan.MCPGrant)
+			if !ok {
+				continue
+			}
+			if err := rt.checkFilters(mg.Server, mg.Include, mg.Exclude, "agent "+agent); err != nil {
+				errs = append(errs, &Failure{Server: mg.Server, Err: err, Fatal: true})
+			}
+		}
+	}
+	for _, u := range rt.opts.MCPUses {
+		if err := rt.checkFilters(u.Server, u.Include, nil, "application code"); err != nil {
+			errs = append(errs, &Failure{Server: u.Server, Err: err, Fatal: true})
+		}
+	}
+	if len(errs) > 0 {
+		return &StartupError{Failures: errs}
+	}
+	// Build every toolset now, so that name conflicts fail start-up.
+	for _, agent := range config.SortedKeys(rt.plan.Agents) {
+		ts, err := rt.Toolset(agent)
+		if err != nil {
+			return err
+		}
+		if _, err := ts.index(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkFilters reports patterns that match none of an opened server's tools.
+func (rt *Runtime) checkFilters(server string, include, exclude []string, who string) error {
+	s := rt.servers[server]
+	if st, _, _, _ := s.status(); st != StateReady {
+		return nil
+	}
+	s.mu.Lock()
+	tools := s.tools
+	s.mu.Unlock()
+	var bad []string
+	for _, list := range [][]string{include, exclude} {
+		for _, pat := range list {
+			if !slices.ContainsFunc(tools, func(t *mcp.Tool) bool { return globMatch(pat, t.Name) }) {
+				bad = append(bad, fmt.Sprintf("%q", pat))
+			}
+		}
+	}
+	if len(bad) > 0 {
+		return diag.New(diag.MCPFilterUnmatched, "server %s: %s: filter %s matches none of its %d tools", server, who, strings.Join(bad, ", "), len(tools))
+	}
+	return nil
+}
+
+var _ error = (*StartupError)(nil)
+
+// errRuntimeClosed is returned by operations after Close.
+var errRuntimeClosed = errors.New("runtime is closed")
+
+// checkServerFilters checks every grant's and declared use's filters over
+// one server.
+func (rt *Runtime) checkServerFilters(server string) error {
+	for _, agent := range config.SortedKeys(rt.plan.Agents) {
+		for _, g := range rt.plan.Agents[agent].Grants {
+			if mg, ok := g.Spec.(*plan.MCPGrant); ok && mg.Server == server {
+				if err := rt.checkFilters(server, mg.Include, mg.Exclude, "agent "+agent); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for _, u := range rt.opts.MCPUses {
+		if u.Server == server {
+			if err := rt.checkFilters(server, u.Include, nil, "application code"); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,515 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/heddlehq/heddle/auth/live"
+	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/plan"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// State is a server's connection state, as the health probe reports it.
+type State string
+
+const (
+	StateConnecting State = "connecting"
+	StateReady      State = "ready"
+	StateDown       State = "down"
+	StateClosed     State = "closed"
+)
+
+// server is the one shared client of one MCP server: a session, its cached
+// tool list, and the supervisor that reconnects it. Calls share the session
+// with no lock; the mutex guards only the fields below it.
+type server struct {
+	rt     *Runtime
+	spec   *plan.Server
+	name   string
+	log    *slog.Logger
+	client *mcp.Client
+	strat  live.Strategy
+	env    []string // resolved child environment (stdio)
+	httpT  *http.Transport
+	stderr *stderrLog
+
+	stale atomic.Bool // a list_changed arrived; re-list before the next use
+
+	mu        sync.Mutex
+	sess      *mcp.ClientSession
+	cmd       *exec.Cmd
+	state     State
+	code      diag.Code // why the server is down
+	reason    error     // the transport's reason (debug only)
+	attempt   chan struct{}
+	tools     []*mcp.Tool
+	gen       uint64 // bumped whenever tools change
+	listedAt  time.Time
+	listing   chan struct{} // non-nil while a re-list runs
+	closing   bool
+	loop      bool // a reconnect loop is running
+	refs      int
+	wg        sync.WaitGroup
+	downSince time.Time
+}
+
+// acquire takes a reference on the server; release drops it, and the last
+// release closes the session. It fails once the server is closed.
+func (s *server) acquire() (release func(), ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return nil, false
+	}
+	s.refs++
+	var once sync.Once
+	return func() { once.Do(s.release) }, true
+}
+
+func (s *server) release() {
+	s.mu.Lock()
+	s.refs--
+	last := s.refs == 0
+	if last {
+		s.closing = true
+		s.state = StateClosed
+	}
+	if !last {
+		s.mu.Unlock()
+		return
+	}
+	sess, cmd, attempt := s.sess, s.cmd, s.attempt
+	s.sess, s.cmd = nil, nil
+	s.mu.Unlock()
+	s.rt.cancelSupervisor(s)
+	closeSession(sess, cmd)
+	if attempt != nil {
+		<-attempt // a connect in flight finishes (and closes its own session)
+	}
+	s.wg.Wait()
+	if s.strat != nil {
+		_ = s.strat.Close()
+	}
+	if s.httpT != nil {
+		s.httpT.CloseIdleConnections()
+	}
+}
+
+// closeSession closes a session and kills its child's process group.
+func closeSession(sess *mcp.ClientSession, cmd *exec.Cmd) {
+	if sess != nil {
+		_ = sess.Close()
+	}
+	killGroup(cmd)
+}
+
+// transport builds the MCP transport for one connection attempt.
+func (s *server) transport() (mcp.Transport, *exec.Cmd) {
+	if s.rt.opts.Dial != nil {
+		return s.rt.opts.Dial(s.spec), nil
+	}
+	switch s.spec.Transport {
+	case "stdio":
+		cmd := newCommand(s.spec, s.env, s.stderr)
+		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, cmd
+	case "sse":
+		return &mcp.SSEClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient()}, nil
+	}
+	return &mcp.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient(), MaxRetries: 3}, nil
+}
+
+func (s *server) httpClient() *http.Client {
+	var rt http.RoundTripper = s.httpT
+	if s.rt.opts.HTTPTransport != nil {
+		rt = s.rt.opts.HTTPTransport
+	}
+	if s.strat != nil {
+		rt = s.strat.Wrap(rt)
+	}
+	return &http.Client{Transport: rt}
+}
+
+// connect opens a new session. On success it becomes the server's session
+// and a watcher notices when it ends.
+func (s *server) connect(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return errClosed
+	}
+	if s.attempt != nil { // share the attempt in flight
+		ch := s.attempt
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		return s.readyErr()
+	}
+	ch := make(chan struct{})
+	s.attempt = ch
+	if s.state != StateReady {
+		s.state = StateConnecting
+	}
+	s.mu.Unlock()
+
+	sess, cmd, err := s.dial(ctx)
+
+	s.mu.Lock()
+	s.attempt = nil
+	close(ch)
+	if s.closing {
+		s.mu.Unlock()
+		closeSession(sess, cmd)
+		return errClosed
+	}
+	if err != nil {
+		s.state, s.code, s.reason = StateDown, diag.MCPServerUnreachable, err
+		if s.downSince.IsZero() {
+			s.downSince = time.Now()
+		}
+		s.mu.Unlock()
+		return diag.Wrap(diag.MCPServerUnreachable, err, "server %s: %s", s.name, connectReason(ctx, err))
+	}
+	old, oldCmd := s.sess, s.cmd
+	s.sess, s.cmd = sess, cmd
+	s.state, s.code, s.reason, s.downSince = StateReady, "", nil, time.Time{}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	closeSession(old, oldCmd)
+	go s.watch(sess)
+	return nil
+}
+
+func connectReason(ctx context.Context, err error) string {
+	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
+		if d, ok := ctx.Deadline(); ok {
+			return fmt.Sprintf("did not complete its handshake in time (deadline %s)", d.Format(time.RFC3339Nano))
+		}
+		return "did not complete its handshake in time"
+	}
+	return "cannot connect"
+}
+
+func (s *server) dial(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, error) {
+	t, cmd := s.transport()
+	var opts *mcp.ClientSessionOptions
+	if v := s.spec.ProtocolVersion; v != "" && v != "auto" {
+		opts = &mcp.ClientSessionOptions{ProtocolVersion: v}
+	}
+	sess, err := s.client.Connect(ctx, t, opts)
+	if err != nil {
+		killGroup(cmd)
+		return nil, nil, err
+	}
+	return sess, cmd, nil
+}
+
+func (s *server) readyErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.state == StateReady {
+		return nil
+	}
+	if s.closing {
+		return errClosed
+	}
+	return diag.Wrap(diag.MCPServerUnreachable, s.reason, "server %s is not connected", s.name)
+}
+
+var errClosed = errors.New("runtime closed")
+
+// watch waits for a session to end; if it was the current one and the
+// server is not closing, the server is down and the supervisor reconnects.
+func (s *server) watch(sess *mcp.ClientSession) {
+	defer s.wg.Done()
+	err := sess.Wait()
+	s.broken(sess, err)
+}
+
+// broken marks sess as dead, once, and starts the reconnect loop.
+func (s *server) broken(sess *mcp.ClientSession, err error) {
+	s.mu.Lock()
+	if s.closing || s.sess != sess || sess == nil {
+		s.mu.Unlock()
+		return
+	}
+	cmd := s.cmd
+	s.sess, s.cmd = nil, nil
+	s.state, s.code, s.reason, s.downSince = StateDown, diag.ToolUnavailable, err, time.Now()
+	s.mu.Unlock()
+	s.log.Warn("server connection lost", "server", s.name, "code", diag.ToolUnavailable)
+	s.log.Debug("server connection lost", "server", s.name, "reason", errString(err))
+	go closeSession(sess, cmd)
+	s.superviseSoon()
+}
+
+// superviseSoon starts the reconnect loop unless one runs.
+func (s *server) superviseSoon() {
+	s.mu.Lock()
+	if s.closing || s.loop {
+		s.mu.Unlock()
+		return
+	}
+	s.loop = true
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go s.reconnectLoop()
+}
+
+// Backoff bounds of the supervisor.
+var (
+	backoffFirst = 100 * time.Millisecond
+	backoffMax   = 30 * time.Second
+)
+
+// reconnectLoop reconnects with capped, jittered exponential backoff until
+// the server is ready again or closed. The first attempt is immediate.
+func (s *server) reconnectLoop() {
+	defer s.wg.Done()
+	defer func() {
+		s.mu.Lock()
+		s.loop = false
+		s.mu.Unlock()
+	}()
+	ctx := s.rt.supervisorCtx(s)
+	delay := backoffFirst
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			d := delay/2 + rand.N(delay/2+1)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(d):
+			}
+			delay = min(delay*2, backoffMax)
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		actx, cancel := context.WithTimeout(ctx, s.rt.handshakeBudget())
+		err := s.connect(actx)
+		cancel()
+		if err == nil {
+			s.log.Info("server reconnected", "server", s.name)
+			s.stale.Store(true) // its tools may have changed while it was away
+			s.rt.notifyReconnected(s)
+			return
+		}
+		if errors.Is(err, errClosed) {
+			return
+		}
+		s.log.Debug("reconnect failed", "server", s.name, "attempt", attempt+1, "reason", errString(err))
+	}
+}
+
+// session returns the live session, waiting for a connect attempt in flight
+// (bounded by ctx). A server that is down answers TOOL_UNAVAILABLE.
+func (s *server) session(ctx context.Context) (*mcp.ClientSession, error) {
+	s.mu.Lock()
+	sess, attempt, closing := s.sess, s.attempt, s.closing
+	s.mu.Unlock()
+	if sess != nil {
+		return sess, nil
+	}
+	if closing {
+		return nil, diag.New(diag.ToolUnavailable, "server %s is closed", s.name)
+	}
+	if attempt != nil {
+		select {
+		case <-attempt:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		s.mu.Lock()
+		sess = s.sess
+		s.mu.Unlock()
+		if sess != nil {
+			return sess, nil
+		}
+	}
+	s.superviseSoon()
+	return nil, diag.New(diag.ToolUnavailable, "server %s is unavailable; reconnecting", s.name)
+}
+
+// listTools fetches every page of the server's tools. A repeated cursor is
+// an error, so a looping server cannot hang start-up.
+func listTools(ctx context.Context, sess *mcp.ClientSession) ([]*mcp.Tool, error) {
+	var out []*mcp.Tool
+	seen := map[string]bool{}
+	cursor := ""
+	for page := 0; ; page++ {
+		res, err := sess.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res.Tools...)
+		if res.NextCursor == "" {
+			return out, nil
+		}
+		if seen[res.NextCursor] {
+			return nil, fmt.Errorf("tools/list returned the cursor of an earlier page again")
+		}
+		seen[res.NextCursor] = true
+		cursor = res.NextCursor
+	}
+}
+
+// refresh re-lists the server's tools when they are stale (or never
+// listed). Concurrent callers share one listing. It returns the tools and
+// their generation.
+func (s *server) refresh(ctx context.Context, force bool) ([]*mcp.Tool, uint64, error) {
+	for {
+		s.mu.Lock()
+		if !force && !s.stale.Load() && !s.listedAt.IsZero() {
+			tools, gen := s.tools, s.gen
+			s.mu.Unlock()
+			return tools, gen, nil
+		}
+		if ch := s.listing; ch != nil {
+			s.mu.Unlock()
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return nil, 0, ctx.Err()
+			}
+			force = false
+			continue
+		}
+		ch := make(chan struct{})
+		s.listing = ch
+		s.mu.Unlock()
+
+		s.stale.Store(false) // a list_changed arriving from here on re-lists again
+		tools, err := s.list(ctx)
+
+		s.mu.Lock()
+		s.listing = nil
+		close(ch)
+		if err != nil {
+			s.stale.Store(true)
+			cached, gen := s.tools, s.gen
+			listed := !s.listedAt.IsZero()
+			s.mu.Unlock()
+			if listed { // keep serving the last good list
+				s.log.Debug("re-listing tools failed", "server", s.name, "reason", errString(err))
+				return cached, gen, nil
+			}
+			return nil, 0, err
+		}
+		old := s.tools
+		s.tools, s.listedAt = tools, time.Now()
+		changed := !sameTools(old, tools)
+		if changed {
+			s.gen++
+		}
+		gen := s.gen
+		s.mu.Unlock()
+		if changed && old != nil {
+			s.rt.toolsChanged(s.name, old, tools)
+		}
+		return tools, gen, nil
+	}
+}
+
+func (s *server) list(ctx context.Context) ([]*mcp.Tool, error) {
+	sess, err := s.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := listTools(ctx, sess)
+	if err != nil && isBroken(err) {
+		s.broken(sess, err)
+	}
+	return tools, err
+}
+
+// Error classes of a failed request.
+type failure int
+
+const (
+	failCtx       failure = iota // the caller's context ended
+	failNotSent                  // the request cannot have reached the server
+	failBroken                   // the connection broke; the request may have run
+	failTransient                // an HTTP error or network failure; the session survives
+	failProtocol                 // the server answered with a JSON-RPC error
+)
+
+// classify sorts an error of a session call, in the order the SDK's
+// behaviour makes reliable.
+func classify(ctx context.Context, err error) failure {
+	var rpcErr *jsonrpc.Error
+	switch {
+	case ctx.Err() != nil:
+		return failCtx
+	case errors.Is(err, mcp.ErrSessionMissing), errors.Is(err, mcp.ErrConnectionClosed):
+		return failNotSent
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return failBroken
+	case errors.As(err, &rpcErr) && rpcErr.Code == -32005:
+		return failTransient
+	case errors.As(err, &rpcErr) && rpcErr.Code != -32003 && rpcErr.Code != -32004:
+		return failProtocol
+	}
+	return failBroken
+}
+
+func isBroken(err error) bool {
+	f := classify(context.Background(), err)
+	return f == failNotSent || f == failBroken
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// status returns the server's state for health reports.
+func (s *server) status() (State, diag.Code, int, time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state, s.code, len(s.tools), s.listedAt
+}
+
+// waitReady waits until the server has a session again, or ctx ends.
+func (s *server) waitReady(ctx context.Context) error {
+	for {
+		s.mu.Lock()
+		sess, closing, attempt := s.sess, s.closing, s.attempt
+		s.mu.Unlock()
+		switch {
+		case sess != nil:
+			return nil
+		case closing:
+			return errClosed
+		}
+		if attempt == nil {
+			s.superviseSoon()
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(10 * time.Millisecond):
+			}
+			continue
+		}
+		select {
+		case <-attempt:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}

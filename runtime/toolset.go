@@ -1,0 +1,457 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/heddlehq/heddle/config"
+	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/plan"
+	"github.com/heddlehq/heddle/policy"
+	"github.com/heddlehq/heddle/toolname"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Tool is one tool of a toolset as the model and operators see it.
+type Tool struct {
+	// Name is the model-facing name: unique in the toolset, matching
+	// ^[a-zA-Z0-9_-]{1,64}$.
+	Name string `json:"name"`
+	// Source is the grant kind the tool comes from: mcp, usecase, sql, a2a.
+	Source string `json:"source"`
+	// Server is the MCP server (or SQL source, remote agent) it comes from.
+	Server string `json:"server"`
+	// OriginalName is the tool's own name at its source.
+	OriginalName string `json:"original_name"`
+	Description  string `json:"description"`
+	InputSchema  any    `json:"input_schema"`
+	OutputSchema any    `json:"output_schema,omitempty"`
+	Destructive  bool   `json:"destructive"`
+	ReadOnly     bool   `json:"read_only"`
+	Idempotent   bool   `json:"idempotent"`
+}
+
+// toolDef is one tool as a source offers it.
+type toolDef struct {
+	tool        *mcp.Tool
+	destructive bool
+	readOnly    bool
+	idempotent  bool
+
+	schemaOnce sync.Once
+	schema     *jsonschema.Resolved
+}
+
+// source is one provider of tools in a toolset.
+type source interface {
+	// kind is the grant kind (mcp, usecase, sql, a2a).
+	kind() string
+	// name is the source as configured; prefix is its sanitized form.
+	name() string
+	prefix() string
+	// tools returns the source's filtered tools and a generation number
+	// that changes whenever they do. It re-lists stale sources.
+	tools(ctx context.Context) ([]*toolDef, uint64, error)
+	// call runs one tool. A coded error becomes a refusal result.
+	call(ctx context.Context, def *toolDef, args map[string]any, cc *callConfig) (*mcp.CallToolResult, error)
+	// transportTimeout is the source's own wait for one call.
+	transportTimeout() time.Duration
+	// maxResultBytes caps one result.
+	maxResultBytes() int
+	// down reports whether the source is unavailable.
+	down() bool
+}
+
+// Toolset is one agent's view of the runtime: the tools its grants allow,
+// with model-facing names. It is safe for concurrent use.
+type Toolset struct {
+	rt      *Runtime
+	agent   *plan.Agent
+	policy  *policy.Set
+	timeout time.Duration
+	sources []source
+
+	mu  sync.Mutex
+	idx atomic.Pointer[builtIndex]
+}
+
+type builtIndex struct {
+	names   *nameIndex
+	entries []*entry
+	gens    []uint64
+}
+
+type entry struct {
+	tool Tool
+	src  source
+	def  *toolDef
+}
+
+// Toolset returns the toolset of an agent of the plan.
+func (rt *Runtime) Toolset(agent string) (*Toolset, error) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.closed {
+		return nil, errRuntimeClosed
+	}
+	if ts, ok := rt.toolsets[agent]; ok {
+		return ts, nil
+	}
+	a, ok := rt.plan.Agents[agent]
+	if !ok {
+		return nil, diag.New(diag.ToolUnknown, "no agent %q in the plan", agent)
+	}
+	pol, ds := policy.New(config.Policies{
+		ToolTimeoutMS: a.Policies.ToolTimeoutMS,
+		Approval:      a.Policies.Approval,
+		DeniedTools:   a.Policies.DeniedTools,
+		Rules:         toConfigRules(a.Policies.Rules),
+	}, "policies")
+	if ds.HasErrors() {
+		return nil, ds.Err()
+	}
+	ts := &Toolset{rt: rt, agent: a, policy: pol, timeout: time.Duration(a.Policies.ToolTimeoutMS) * time.Millisecond}
+	seen := map[string]int{} // server → index of its mcp source
+	for _, g := range a.Grants {
+		switch spec := g.Spec.(type) {
+		case *plan.MCPGrant:
+			s := rt.servers[spec.Server]
+			if s == nil {
+				return nil, diag.New(diag.MCPServerUnknown, "server %q is not opened", spec.Server)
+			}
+			if i, dup := seen[spec.Server]; dup { // two grants of one server: union of their filters
+				src := ts.sources[i].(*mcpSource)
+				src.views = append(src.views, view{include: spec.Include, exclude: spec.Exclude})
+				continue
+			}
+			seen[spec.Server] = len(ts.sources)
+			ts.sources = append(ts.sources, &mcpSource{srv: s, views: []view{{include: spec.Include, exclude: spec.Exclude}}})
+		default:
+			src, err := rt.buildSource(a, g)
+			if err != nil {
+				return nil, err
+			}
+			if src != nil {
+				ts.sources = append(ts.sources, src)
+			}
+		}
+	}
+	rt.toolsets[agent] = ts
+	return ts, nil
+}
+
+// buildSource builds the source of a grant kind other than mcp. Kinds
+// register their live half with RegisterKind.
+func (rt *Runtime) buildSource(a *plan.Agent, g plan.Grant) (source, error) {
+	kindsMu.RLock()
+	b, ok := kinds[g.Kind]
+	kindsMu.RUnlock()
+	if !ok {
+		return nil, diag.New(diag.CapabilityKindUnknown, "agent %s: grant kind %q has no live implementation in this build", a.Name, g.Kind)
+	}
+	return b(rt, a, g)
+}
+
+var (
+	kindsMu sync.RWMutex
+	kinds   = map[string]func(*Runtime, *plan.Agent, plan.Grant) (source, error){}
+)
+
+func toConfigRules(rs []plan.Rule) []config.Rule {
+	out := make([]config.Rule, len(rs))
+	for i, r := range rs {
+		out[i] = config.Rule{When: r.When, Effect: r.Effect}
+	}
+	return out
+}
+
+// Agent returns the toolset's agent name.
+func (t *Toolset) Agent() string { return t.agent.Name }
+
+// index returns the current name index, rebuilding it when a source's tools
+// changed (after list_changed, or a reconnect).
+func (t *Toolset) index(ctx context.Context) (*builtIndex, error) {
+	defs := make([][]*toolDef, len(t.sources))
+	gens := make([]uint64, len(t.sources))
+	for i, src := range t.sources {
+		d, g, err := src.tools(ctx)
+		if err != nil && !src.down() {
+			return nil, err
+		}
+		defs[i], gens[i] = d, g
+	}
+	if cur := t.idx.Load(); cur != nil && equalGens(cur.gens, gens) {
+		return cur, nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if cur := t.idx.Load(); cur != nil && equalGens(cur.gens, gens) {
+		return cur, nil
+	}
+	var cands []candidate
+	var entries []*entry
+	for i, src := range t.sources {
+		for _, d := range defs[i] {
+			cands = append(cands, candidate{prefix: src.prefix(), source: src.name(), original: d.tool.Name})
+			entries = append(entries, &entry{src: src, def: d, tool: Tool{
+				Source: src.kind(), Server: src.name(), OriginalName: d.tool.Name,
+				Description: d.tool.Description, InputSchema: d.tool.InputSchema, OutputSchema: d.tool.OutputSchema,
+				Destructive: d.destructive, ReadOnly: d.readOnly, Idempotent: d.idempotent,
+			}})
+		}
+	}
+	names, err := buildIndex(cands)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: %w", t.agent.Name, err)
+	}
+	for i, e := range entries {
+		e.tool.Name = names.names[i]
+	}
+	bi := &builtIndex{names: names, entries: entries, gens: gens}
+	t.idx.Store(bi)
+	return bi, nil
+}
+
+func equalGens(a, b []uint64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Tools returns the toolset's tools, sorted by name.
+func (t *Toolset) Tools(ctx context.Context) ([]Tool, error) {
+	bi, err := t.index(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Tool, len(bi.entries))
+	for i, e := range bi.entries {
+		out[i] = e.tool
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// CallOption configures one call.
+type CallOption func(*callConfig)
+
+type callConfig struct {
+	progress func(Progress)
+}
+
+// Progress is one progress notification of a call.
+type Progress struct {
+	Progress, Total float64
+	Message         string
+}
+
+// WithProgress asks the server for progress notifications and delivers
+// them to f, on the runtime's goroutine: f must not block.
+func WithProgress(f func(Progress)) CallOption {
+	return func(c *callConfig) { c.progress = f }
+}
+
+// Approver decides a call that policy says needs approval.
+type Approver func(ctx context.Context, req ApprovalRequest) (bool, error)
+
+// ApprovalRequest describes a call awaiting approval.
+type ApprovalRequest struct {
+	Agent  string
+	Tool   Tool
+	Args   map[string]any
+	Caller policy.Caller
+	Reason string
+}
+
+type callerKey struct{}
+
+// WithCaller returns a context carrying the identity calls are made for.
+// Policies see it as caller; use cases read it back with CallerFrom.
+func WithCaller(ctx context.Context, c policy.Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// CallerFrom returns the identity carried by ctx; the zero Caller when none.
+func CallerFrom(ctx context.Context) policy.Caller {
+	c, _ := ctx.Value(callerKey{}).(policy.Caller)
+	return c
+}
+
+// Call runs one tool as the caller carried by ctx (see WithCaller).
+//
+// What the model should read comes back as a result with IsError set and
+// the code in _meta.code: TOOL_UNKNOWN, TOOL_DENIED, TOOL_APPROVAL_REQUIRED,
+// TOOL_ARGS_INVALID, TOOL_UNAVAILABLE, TRANSPORT_TIMEOUT. A tool's own
+// failure is a result with IsError set and no code. The supervisor's
+// deadline (policies.tool_timeout_ms) ends the call with a TOOL_TIMEOUT
+// error; a caller's own cancellation returns ctx.Err().
+func (t *Toolset) Call(ctx context.Context, name string, args map[string]any, opts ...CallOption) (*mcp.CallToolResult, error) {
+	var cc callConfig
+	for _, o := range opts {
+		o(&cc)
+	}
+	sctx, cancel := context.WithTimeout(ctx, t.timeout)
+	defer cancel()
+	res, err := t.call(sctx, name, args, &cc)
+	if err != nil && ctx.Err() == nil && sctx.Err() != nil {
+		return nil, diag.Wrap(diag.ToolTimeout, err, "agent %s: %s did not finish within tool_timeout_ms (%d ms)", t.agent.Name, name, t.agent.Policies.ToolTimeoutMS)
+	}
+	return res, err
+}
+
+func (t *Toolset) call(ctx context.Context, name string, args map[string]any, cc *callConfig) (*mcp.CallToolResult, error) {
+	bi, err := t.index(ctx)
+	if err != nil {
+		return nil, err
+	}
+	i, ok := bi.names.lookup(name)
+	if !ok {
+		if src := t.downSourceFor(name); src != nil {
+			return refusal(diag.ToolUnavailable, "the server of tool %s is unavailable; try again later", name), nil
+		}
+		return refusal(diag.ToolUnknown, "there is no tool %q; use one of the tools listed", name), nil
+	}
+	e := bi.entries[i]
+	caller := CallerFrom(ctx)
+	d := t.policy.Decide(ctx, policy.Input{
+		Tool: policy.Tool{Name: e.tool.Name, OriginalName: e.tool.OriginalName, Server: e.tool.Server, Kind: e.tool.Source,
+			Destructive: e.tool.Destructive, ReadOnly: e.tool.ReadOnly, Idempotent: e.tool.Idempotent},
+		Caller: caller,
+		Args:   args,
+	})
+	switch d.Effect {
+	case policy.Deny:
+		if d.Cause != nil {
+			t.rt.log.Debug("policy evaluation failed", "agent", t.agent.Name, "tool", e.tool.Name, "reason", d.Cause.Error())
+		}
+		return refusal(diag.ToolDenied, "%s", d.Reason), nil
+	case policy.Ask:
+		approved := false
+		if t.rt.opts.Approver != nil {
+			ok, err := t.rt.opts.Approver(ctx, ApprovalRequest{Agent: t.agent.Name, Tool: e.tool, Args: args, Caller: caller, Reason: d.Reason})
+			if err != nil {
+				return nil, err
+			}
+			approved = ok
+		}
+		if !approved {
+			return refusal(diag.ToolApprovalRequired, "%s; the call was not approved", d.Reason), nil
+		}
+	}
+	if msg := validateArgs(e.def, args); msg != "" {
+		return refusal(diag.ToolArgsInvalid, "the arguments do not match the tool's input schema: %s", msg), nil
+	}
+	tctx, cancel := context.WithTimeout(ctx, e.src.transportTimeout())
+	defer cancel()
+	res, err := e.src.call(tctx, e.def, args, cc)
+	switch {
+	case err == nil:
+		return capResult(res, e.src.maxResultBytes()), nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case tctx.Err() != nil:
+		return refusal(diag.TransportTimeout, "%s did not answer within its timeout_ms (%d ms); you may retry", e.tool.Name, e.src.transportTimeout().Milliseconds()), nil
+	}
+	if code := diag.CodeOf(err); code != "" {
+		return refusal(code, "%s", safeMessage(err)), nil
+	}
+	return nil, err
+}
+
+// downSourceFor finds a source that is down and whose prefix a qualified or
+// dotted name carries: its tools may be unknown until it reconnects.
+func (t *Toolset) downSourceFor(name string) source {
+	prefix, _, ok := toolname.Split(name)
+	if !ok {
+		return nil
+	}
+	for _, src := range t.sources {
+		if (src.prefix() == prefix || src.name() == prefix) && src.down() {
+			return src
+		}
+	}
+	return nil
+}
+
+// safeMessage is a coded error's message without its cause.
+func safeMessage(err error) string {
+	var e *diag.Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return "the call failed"
+}
+
+// refusal builds a result the model reads: IsError, the code in _meta.code.
+func refusal(code diag.Code, format string, args ...any) *mcp.CallToolResult {
+	msg := fmt.Sprintf(format, args...)
+	return &mcp.CallToolResult{
+		Meta:    mcp.Meta{"code": string(code)},
+		IsError: true,
+		Content: []mcp.Content{&mcp.TextContent{Text: string(code) + ": " + msg}},
+	}
+}
+
+// RefusalCode returns the code of a refusal result, or "" for any other.
+func RefusalCode(res *mcp.CallToolResult) diag.Code {
+	if res == nil || res.Meta == nil {
+		return ""
+	}
+	c, _ := res.Meta["code"].(string)
+	return diag.Code(c)
+}
+
+// validateArgs checks arguments against the tool's input schema. It returns
+// "" when they conform or the schema cannot be used.
+func validateArgs(d *toolDef, args map[string]any) string {
+	d.schemaOnce.Do(func() {
+		raw, err := json.Marshal(d.tool.InputSchema)
+		if err != nil {
+			return
+		}
+		var s jsonschema.Schema
+		if json.Unmarshal(raw, &s) != nil {
+			return
+		}
+		if r, err := s.Resolve(nil); err == nil {
+			d.schema = r
+		}
+	})
+	if d.schema == nil {
+		return ""
+	}
+	var instance any = map[string]any{}
+	if args != nil {
+		// Validate the JSON form the server will receive.
+		raw, err := json.Marshal(args)
+		if err != nil {
+			return "the arguments cannot be encoded as JSON"
+		}
+		if err := json.Unmarshal(raw, &instance); err != nil {
+			return "the arguments cannot be encoded as JSON"
+		}
+	}
+	if err := d.schema.Validate(instance); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// progressSeq numbers progress tokens.
+var progressSeq atomic.Uint64
+
+func newProgressToken() string { return "heddle-" + strconv.FormatUint(progressSeq.Add(1), 10) }
