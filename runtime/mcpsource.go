@@ -68,13 +68,7 @@ func (m *mcpSource) tools(ctx context.Context) ([]*toolDef, uint64, error) {
 		if !m.allowed(t.Name) {
 			continue
 		}
-		d := &toolDef{tool: t}
-		if a := t.Annotations; a != nil {
-			d.readOnly, d.idempotent = a.ReadOnlyHint, a.IdempotentHint
-			// destructiveHint: true, or readOnlyHint false without a
-			// destructiveHint (the protocol's defaults).
-			d.destructive = (a.DestructiveHint != nil && *a.DestructiveHint) || (a.DestructiveHint == nil && !a.ReadOnlyHint)
-		}
+		d := defFromAnnotations(t)
 		if matchAny(spec.ReadOnlyTools, t.Name) {
 			d.readOnly, d.destructive = true, false
 		}

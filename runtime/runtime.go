@@ -84,8 +84,9 @@ type Runtime struct {
 	opts Options
 	log  *slog.Logger
 
-	servers  map[string]*server
-	releases []func()
+	servers   map[string]*server
+	releases  []func()
+	instances map[string]Instance // opened kinds other than mcp
 
 	supMu    sync.Mutex
 	supCtx   context.Context
@@ -139,6 +140,12 @@ func Open(ctx context.Context, p *plan.Plan, opts Options) (*Runtime, error) {
 		rt.Close()
 		return nil, err
 	}
+	liveKinds, err := kindsInPlan(p)
+	if err != nil {
+		rt.Close()
+		return nil, err
+	}
+	rt.instances = map[string]Instance{}
 
 	// Phase 1: secrets, auth and connections, all concurrent.
 	margin := handshakeMargin(budget)
@@ -162,7 +169,36 @@ func Open(ctx context.Context, p *plan.Plan, opts Options) (*Runtime, error) {
 			return nil
 		})
 	}
+	var (
+		kmu          sync.Mutex
+		kindErrs     []error
+		kindFailures []*Failure
+	)
+	for _, kname := range config.SortedKeys(liveKinds) {
+		k := liveKinds[kname]
+		g.Go(func() error {
+			hctx, hcancel := context.WithDeadline(ctx, deadline.Add(-margin))
+			defer hcancel()
+			inst, fs, err := k.Open(hctx, KindEnv{Plan: p, Secrets: rt.opts.Secrets, Logger: rt.log,
+				HTTPTransport: rt.opts.HTTPTransport, Closing: rt.supCtx})
+			kmu.Lock()
+			defer kmu.Unlock()
+			if inst != nil {
+				rt.instances[kname] = inst
+			}
+			if err != nil {
+				kindErrs = append(kindErrs, err)
+			}
+			kindFailures = append(kindFailures, fs...)
+			return nil
+		})
+	}
 	_ = g.Wait()
+	failures = append(failures, kindFailures...)
+	if len(kindErrs) > 0 {
+		rt.Close()
+		return nil, errors.Join(kindErrs...)
+	}
 
 	var fatal []*Failure
 	tolerated := false
@@ -173,9 +209,11 @@ func Open(ctx context.Context, p *plan.Plan, opts Options) (*Runtime, error) {
 			fatal = append(fatal, f)
 		default:
 			tolerated = true
-			rt.log.Warn("optional server unavailable at start-up", "server", f.Server, "code", diag.CodeOf(f.Err))
-			rt.log.Debug("optional server unavailable at start-up", "server", f.Server, "reason", diag.Reason(f.Err))
-			rt.servers[f.Server].superviseSoon()
+			rt.log.Warn("optional dependency unavailable at start-up", "server", f.Server, "code", diag.CodeOf(f.Err))
+			rt.log.Debug("optional dependency unavailable at start-up", "server", f.Server, "reason", diag.Reason(f.Err))
+			if s := rt.servers[f.Server]; s != nil {
+				s.superviseSoon()
+			}
 		}
 	}
 	if len(fatal) > 0 {
@@ -361,7 +399,13 @@ func (rt *Runtime) Close() error {
 		go func() { defer wg.Done(); release() }()
 	}
 	wg.Wait()
-	return nil
+	var errs []error
+	for _, name := range config.SortedKeys(rt.instances) {
+		if err := rt.instances[name].Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func (rt *Runtime) supervisorCtx(*server) context.Context { return rt.supCtx }

@@ -344,26 +344,37 @@ func (s *server) session(ctx context.Context) (*mcp.ClientSession, error) {
 	return nil, diag.New(diag.ToolUnavailable, "server %s is unavailable; reconnecting", s.name)
 }
 
-// listTools fetches every page of the server's tools. A repeated cursor is
-// an error, so a looping server cannot hang start-up.
+// listTools fetches every page of the server's tools.
 func listTools(ctx context.Context, sess *mcp.ClientSession) ([]*mcp.Tool, error) {
-	var out []*mcp.Tool
+	return paginate(func(cursor string) ([]*mcp.Tool, string, error) {
+		res, err := sess.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+		if err != nil {
+			return nil, "", err
+		}
+		return res.Tools, res.NextCursor, nil
+	})
+}
+
+// paginate follows nextCursor until a page has none. A repeated cursor is
+// an error, so a looping server cannot hang start-up.
+func paginate[T any](fetch func(cursor string) ([]T, string, error)) ([]T, error) {
+	var out []T
 	seen := map[string]bool{}
 	cursor := ""
-	for page := 0; ; page++ {
-		res, err := sess.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+	for {
+		items, next, err := fetch(cursor)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, res.Tools...)
-		if res.NextCursor == "" {
+		out = append(out, items...)
+		if next == "" {
 			return out, nil
 		}
-		if seen[res.NextCursor] {
-			return nil, fmt.Errorf("tools/list returned the cursor of an earlier page again")
+		if seen[next] {
+			return nil, fmt.Errorf("the server returned the cursor of an earlier page again")
 		}
-		seen[res.NextCursor] = true
-		cursor = res.NextCursor
+		seen[next] = true
+		cursor = next
 	}
 }
 

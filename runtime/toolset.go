@@ -148,22 +148,19 @@ func (rt *Runtime) Toolset(agent string) (*Toolset, error) {
 	return ts, nil
 }
 
-// buildSource builds the source of a grant kind other than mcp. Kinds
-// register their live half with RegisterKind.
+// buildSource builds the source of a grant of a kind other than mcp from
+// the kind's opened instance.
 func (rt *Runtime) buildSource(a *plan.Agent, g plan.Grant) (source, error) {
-	kindsMu.RLock()
-	b, ok := kinds[g.Kind]
-	kindsMu.RUnlock()
+	inst, ok := rt.instances[g.Kind]
 	if !ok {
-		return nil, diag.New(diag.CapabilityKindUnknown, "agent %s: grant kind %q has no live implementation in this build", a.Name, g.Kind)
+		return nil, diag.New(diag.CapabilityKindUnknown, "agent %s: grant kind %q was not opened", a.Name, g.Kind)
 	}
-	return b(rt, a, g)
+	src, err := inst.Source(a, g)
+	if err != nil || src == nil {
+		return nil, err
+	}
+	return &kindSource{Source: src}, nil
 }
-
-var (
-	kindsMu sync.RWMutex
-	kinds   = map[string]func(*Runtime, *plan.Agent, plan.Grant) (source, error){}
-)
 
 func toConfigRules(rs []plan.Rule) []config.Rule {
 	out := make([]config.Rule, len(rs))

@@ -1,0 +1,181 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/plan"
+	"github.com/heddlehq/heddle/secrets"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Kind is the live half of a grant kind other than mcp (usecase, sql, a2a,
+// or one an application adds). It registers with RegisterKind from the init
+// function of its own package, which the application imports; the compiler
+// never imports it.
+type Kind interface {
+	// Open opens what the plan declares for the kind — connection pools, a
+	// remote agent's card — once per Runtime, under the start-up deadline
+	// (ctx) and concurrently with the MCP servers. A dependency that cannot
+	// be opened is a Failure, Fatal when it is required; an error aborts
+	// start-up whatever the required setting (a secret that does not
+	// resolve, a database that would accept writes).
+	Open(ctx context.Context, env KindEnv) (Instance, []*Failure, error)
+}
+
+// KindEnv is what a kind's Open gets from the runtime.
+type KindEnv struct {
+	Plan    *plan.Plan
+	Secrets secrets.Resolver
+	Logger  *slog.Logger
+	// HTTPTransport is the base transport for HTTP clients.
+	HTTPTransport http.RoundTripper
+	// Closing is done when the runtime closes; supervisors stop then.
+	Closing context.Context
+}
+
+// Instance is a kind opened for one Runtime.
+type Instance interface {
+	// Source returns the tool source of one of an agent's grants of the kind.
+	Source(agent *plan.Agent, g plan.Grant) (Source, error)
+	// Status reports the health of each dependency the kind opened.
+	Status() []Dependency
+	// Close releases what Open acquired.
+	Close() error
+}
+
+// Source provides tools to a toolset. Tools and Call are called
+// concurrently; implementations must be safe for that.
+type Source interface {
+	// Kind is the grant kind, Name the source as configured (a server, SQL
+	// source or remote agent name; the kind's name for use cases), Prefix
+	// the name that qualifies clashing tools (Name with characters outside
+	// [A-Za-z0-9_-] made _).
+	Kind() string
+	Name() string
+	Prefix() string
+	// Tools returns the source's tools and a generation number that changes
+	// when they do. Annotations drive policy: DestructiveHint, ReadOnlyHint,
+	// IdempotentHint.
+	Tools(ctx context.Context) ([]*mcp.Tool, uint64, error)
+	// Call runs one tool. A tool's own failure is a result with IsError; an
+	// error carrying a diag code becomes a refusal the model reads.
+	Call(ctx context.Context, tool *mcp.Tool, args map[string]any) (*mcp.CallToolResult, error)
+	// TransportTimeout is the wait for one call; MaxResultBytes caps one
+	// result; Down reports the source unavailable.
+	TransportTimeout() time.Duration
+	MaxResultBytes() int
+	Down() bool
+}
+
+// Dependency is one thing the runtime depends on, as health reports it.
+type Dependency struct {
+	Name     string    `json:"name"`
+	Kind     string    `json:"kind"` // mcp, sql, a2a, …
+	State    State     `json:"state"`
+	Code     diag.Code `json:"code,omitempty"` // why it is not ready
+	Required bool      `json:"required"`
+	Tools    int       `json:"tools"`
+	// ListedAt is when its tools were last listed successfully.
+	ListedAt *time.Time `json:"last_ok_list_at,omitempty"`
+	// Agents are the agents granting it; empty for a server only
+	// application code reaches.
+	Agents []string `json:"agents,omitempty"`
+}
+
+var (
+	kindsMu sync.RWMutex
+	kinds   = map[string]Kind{}
+)
+
+// RegisterKind makes the live half of a grant kind available to every
+// Runtime. It panics on a duplicate or on "mcp", which is built in.
+func RegisterKind(name string, k Kind) {
+	kindsMu.Lock()
+	defer kindsMu.Unlock()
+	if name == "mcp" || name == "" {
+		panic(fmt.Sprintf("runtime: RegisterKind(%q)", name))
+	}
+	if _, dup := kinds[name]; dup {
+		panic(fmt.Sprintf("runtime: kind %q registered twice", name))
+	}
+	kinds[name] = k
+}
+
+// kindsInPlan returns the registered kinds the plan's agents grant, and an
+// error naming a granted kind with no live half in this build.
+func kindsInPlan(p *plan.Plan) (map[string]Kind, error) {
+	kindsMu.RLock()
+	defer kindsMu.RUnlock()
+	out := map[string]Kind{}
+	for _, a := range p.Agents {
+		for _, g := range a.Grants {
+			if g.Kind == "mcp" {
+				continue
+			}
+			k, ok := kinds[g.Kind]
+			if !ok {
+				return nil, diag.New(diag.CapabilityKindUnknown,
+					"agent %s grants kind %q, which has no live implementation in this build (import its package)", a.Name, g.Kind)
+			}
+			out[g.Kind] = k
+		}
+	}
+	return out, nil
+}
+
+// kindSource adapts an exported Source to the toolset's internal one.
+type kindSource struct {
+	Source
+
+	mu   sync.Mutex
+	gen  uint64
+	set  bool
+	defs []*toolDef
+}
+
+func (k *kindSource) kind() string                    { return k.Kind() }
+func (k *kindSource) name() string                    { return k.Name() }
+func (k *kindSource) prefix() string                  { return k.Prefix() }
+func (k *kindSource) transportTimeout() time.Duration { return k.TransportTimeout() }
+func (k *kindSource) maxResultBytes() int             { return k.MaxResultBytes() }
+func (k *kindSource) down() bool                      { return k.Down() }
+
+func (k *kindSource) tools(ctx context.Context) ([]*toolDef, uint64, error) {
+	tools, gen, err := k.Tools(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.set && k.gen == gen {
+		return k.defs, gen, nil
+	}
+	defs := make([]*toolDef, len(tools))
+	for i, t := range tools {
+		defs[i] = defFromAnnotations(t)
+	}
+	k.defs, k.gen, k.set = defs, gen, true
+	return defs, gen, nil
+}
+
+func (k *kindSource) call(ctx context.Context, d *toolDef, args map[string]any, _ *callConfig) (*mcp.CallToolResult, error) {
+	return k.Call(ctx, d.tool, args)
+}
+
+// defFromAnnotations reads a tool's policy flags from its annotations:
+// destructiveHint: true, or readOnlyHint false without a destructiveHint,
+// makes it destructive (the protocol's defaults).
+func defFromAnnotations(t *mcp.Tool) *toolDef {
+	d := &toolDef{tool: t}
+	if a := t.Annotations; a != nil {
+		d.readOnly, d.idempotent = a.ReadOnlyHint, a.IdempotentHint
+		d.destructive = (a.DestructiveHint != nil && *a.DestructiveHint) || (a.DestructiveHint == nil && !a.ReadOnlyHint)
+	}
+	return d
+}
