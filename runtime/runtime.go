@@ -207,6 +207,7 @@ func Open(ctx context.Context, p *plan.Plan, opts Options) (*Runtime, error) {
 		case f == nil:
 		case f.Fatal:
 			fatal = append(fatal, f)
+			rt.log.Debug("required dependency failed at start-up", "server", f.Server, "code", diag.CodeOf(f.Err), "reason", diag.Reason(f.Err))
 		default:
 			tolerated = true
 			rt.log.Warn("optional dependency unavailable at start-up", "server", f.Server, "code", diag.CodeOf(f.Err))

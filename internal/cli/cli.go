@@ -37,6 +37,11 @@ Usage:
 Commands:
   check      load and compile the configuration; no network, no secret values
   plan       print the compiled plan as JSON; secrets appear as references
+  tools      AGENT: open the runtime and print the agent's tools
+  call       AGENT TOOL [--args JSON] [--as SUBJECT] [--role R]... [--claim K=V]... [--yes]:
+             one call through the agent's grants and policies, as a caller
+  health     open the runtime and print the dependency report (as /readyz)
+  serve      [--listen ADDR]: run the runtime with /livez, /readyz and the invoke API
   version    print version and build information
 
 Global flags:
@@ -110,6 +115,14 @@ func mainEnv(e *env, args []string) int {
 		return e.plan(cmdArgs)
 	case "version":
 		return e.version(cmdArgs)
+	case "tools":
+		return e.tools(cmdArgs)
+	case "call":
+		return e.call(cmdArgs)
+	case "health":
+		return e.health(cmdArgs)
+	case "serve":
+		return e.serve(cmdArgs)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return ExitOK

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,10 +11,31 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
+// testmcpBin is the test MCP server binary, built once for the scripts.
+var testmcpBin string
+
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(mainWithServer{m}, map[string]func(){
 		"heddle": func() { os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr)) },
 	})
+}
+
+// mainWithServer builds the test server binary before the tests run.
+type mainWithServer struct{ m *testing.M }
+
+func (w mainWithServer) Run() int {
+	dir, err := os.MkdirTemp("", "heddle-cli-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	testmcpBin = filepath.Join(dir, "heddle-testmcp")
+	if out, err := exec.Command("go", "build", "-o", testmcpBin, "github.com/heddlehq/heddle/cmd/heddle-testmcp").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building the test server: %v\n%s", err, out)
+		return 1
+	}
+	return w.m.Run()
 }
 
 // TestScripts runs the command-line contract tests in testdata/script: each
@@ -27,6 +49,8 @@ func TestScripts(t *testing.T) {
 		Dir: "testdata/script",
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("REPO", repo)
+			// The test server is on PATH as heddle-testmcp.
+			e.Setenv("PATH", filepath.Dir(testmcpBin)+string(os.PathListSeparator)+e.Getenv("PATH"))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

@@ -1,0 +1,323 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/plan"
+	"github.com/heddlehq/heddle/policy"
+	"github.com/heddlehq/heddle/runtime"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// listFlag collects a repeated flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
+
+// runFlags are the flags of the commands that open the runtime.
+type runFlags struct {
+	logLevel string
+}
+
+func (r *runFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&r.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
+}
+
+func (r *runFlags) logger(e *env) (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(r.logLevel)); err != nil {
+		return nil, fmt.Errorf("unknown --log-level %q", r.logLevel)
+	}
+	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: lvl})), nil
+}
+
+// only returns a copy of p holding only the named agents, so that opening
+// it opens only the servers they grant.
+func only(p *plan.Plan, agents ...string) (*plan.Plan, error) {
+	q := *p
+	q.Agents = map[string]*plan.Agent{}
+	for _, a := range agents {
+		pa, ok := p.Agents[a]
+		if !ok {
+			names := make([]string, 0, len(p.Agents))
+			for n := range p.Agents {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			return nil, diag.New(diag.ToolUnknown, "no agent %q; agents: %s", a, strings.Join(names, ", "))
+		}
+		q.Agents[a] = pa
+	}
+	return &q, nil
+}
+
+// open compiles and opens the runtime for the given agents (all when none).
+func (e *env) open(ctx context.Context, log *slog.Logger, approve bool, agents ...string) (*runtime.Runtime, int) {
+	p, ds := e.compile()
+	if p == nil {
+		e.printFailure(ds.Err())
+		return nil, ExitFail
+	}
+	if e.g.format != "json" {
+		printDiagnostics(e.stderr, ds)
+	}
+	if len(agents) > 0 {
+		var err error
+		if p, err = only(p, agents...); err != nil {
+			e.printFailure(err)
+			return nil, ExitFail
+		}
+	}
+	opts := runtime.Options{Logger: log, ClientName: "heddle", ClientVersion: Version, MCPUses: mcpUses()}
+	if approve {
+		opts.Approver = func(context.Context, runtime.ApprovalRequest) (bool, error) { return true, nil }
+	}
+	rt, err := runtime.Open(ctx, p, opts)
+	if err != nil {
+		e.printFailure(err)
+		return nil, ExitFail
+	}
+	return rt, ExitOK
+}
+
+// printFailure prints a coded failure: in JSON as {"error": {"code",
+// "message"}}, in text as one line per coded error.
+func (e *env) printFailure(err error) {
+	if e.g.format == "json" {
+		writeJSON(e.stdout, map[string]any{"error": map[string]any{"code": diag.CodeOf(err), "message": err.Error()}})
+		return
+	}
+	var se *runtime.StartupError
+	var le *diag.ListError
+	switch {
+	case errors.As(err, &se):
+		for _, f := range se.Failures {
+			fmt.Fprintf(e.stderr, "heddle: %v\n", f.Err)
+		}
+	case errors.As(err, &le):
+		printDiagnostics(e.stderr, le.Diagnostics)
+	default:
+		fmt.Fprintf(e.stderr, "heddle: %v\n", err)
+	}
+}
+
+// jsonTool is one tool in `heddle tools --format json`.
+type jsonTool struct {
+	Name         string `json:"name"`
+	Source       string `json:"source"`
+	Server       string `json:"server"`
+	OriginalName string `json:"original_name"`
+	Description  string `json:"description"`
+	InputSchema  any    `json:"input_schema"`
+	Destructive  bool   `json:"destructive"`
+	ReadOnly     bool   `json:"read_only"`
+}
+
+func (e *env) tools(args []string) int {
+	var rf runFlags
+	pos, err := e.parseCommand("tools", args, 1, 1, rf.register)
+	if err != nil {
+		return e.usageError(err)
+	}
+	log, err := rf.logger(e)
+	if err != nil {
+		return e.usageError(err)
+	}
+	ctx := context.Background()
+	rt, code := e.open(ctx, log, false, pos[0])
+	if rt == nil {
+		return code
+	}
+	defer rt.Close()
+	ts, err := rt.Toolset(pos[0])
+	if err == nil {
+		var tools []runtime.Tool
+		if tools, err = ts.Tools(ctx); err == nil {
+			e.printTools(tools)
+			return ExitOK
+		}
+	}
+	e.printFailure(err)
+	return ExitFail
+}
+
+func (e *env) printTools(tools []runtime.Tool) {
+	if e.g.format == "json" {
+		out := make([]jsonTool, len(tools))
+		for i, t := range tools {
+			out[i] = jsonTool{Name: t.Name, Source: t.Source, Server: t.Server, OriginalName: t.OriginalName,
+				Description: t.Description, InputSchema: t.InputSchema, Destructive: t.Destructive, ReadOnly: t.ReadOnly}
+		}
+		writeJSON(e.stdout, out)
+		return
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSOURCE\tSERVER\tFLAGS\tDESCRIPTION")
+	for _, t := range tools {
+		var flags []string
+		if t.Destructive {
+			flags = append(flags, "destructive")
+		}
+		if t.ReadOnly {
+			flags = append(flags, "read-only")
+		}
+		if len(flags) == 0 {
+			flags = []string{"-"}
+		}
+		desc, _, _ := strings.Cut(t.Description, "\n")
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Name, t.Source, t.Server, strings.Join(flags, ","), desc)
+	}
+	_ = tw.Flush()
+}
+
+func (e *env) call(args []string) int {
+	var (
+		rf      runFlags
+		argJSON string
+		as      string
+		roles   listFlag
+		claims  listFlag
+		yes     bool
+	)
+	pos, err := e.parseCommand("call", args, 2, 2, func(fs *flag.FlagSet) {
+		rf.register(fs)
+		fs.StringVar(&argJSON, "args", "{}", "the tool's arguments, a JSON object")
+		fs.StringVar(&as, "as", "", "the caller's subject")
+		fs.Var(&roles, "role", "a role of the caller (repeatable)")
+		fs.Var(&claims, "claim", "a claim of the caller, NAME=VALUE (repeatable)")
+		fs.BoolVar(&yes, "yes", false, "approve the call if policy asks for approval")
+	})
+	if err != nil {
+		return e.usageError(err)
+	}
+	var callArgs map[string]any
+	if err := json.Unmarshal([]byte(argJSON), &callArgs); err != nil {
+		return e.usageError(fmt.Errorf("--args must be a JSON object: %v", err))
+	}
+	caller := policy.Caller{Subject: as, Roles: roles}
+	for _, c := range claims {
+		k, v, ok := strings.Cut(c, "=")
+		if !ok || k == "" {
+			return e.usageError(fmt.Errorf("--claim takes NAME=VALUE"))
+		}
+		if caller.Claims == nil {
+			caller.Claims = map[string]string{}
+		}
+		caller.Claims[k] = v
+	}
+	log, err := rf.logger(e)
+	if err != nil {
+		return e.usageError(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rt, code := e.open(ctx, log, yes, pos[0])
+	if rt == nil {
+		return code
+	}
+	defer rt.Close()
+	ts, err := rt.Toolset(pos[0])
+	if err != nil {
+		e.printFailure(err)
+		return ExitFail
+	}
+	res, err := ts.Call(runtime.WithCaller(ctx, caller), pos[1], callArgs)
+	if err != nil {
+		e.printFailure(err)
+		return ExitFail
+	}
+	e.printResult(res)
+	if res.IsError {
+		return ExitFail
+	}
+	return ExitOK
+}
+
+// printResult prints a call's result: JSON in MCP's own shape, or the text
+// parts (and a line per other part).
+func (e *env) printResult(res *mcp.CallToolResult) {
+	if e.g.format == "json" {
+		writeJSON(e.stdout, res)
+		return
+	}
+	w := e.stdout
+	if res.IsError {
+		w = e.stderr
+	}
+	for _, c := range res.Content {
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			fmt.Fprintln(w, c.Text)
+		case *mcp.ImageContent:
+			fmt.Fprintf(w, "[image %s, %d bytes]\n", c.MIMEType, len(c.Data))
+		case *mcp.AudioContent:
+			fmt.Fprintf(w, "[audio %s, %d bytes]\n", c.MIMEType, len(c.Data))
+		case *mcp.ResourceLink:
+			fmt.Fprintf(w, "[resource link %s]\n", c.URI)
+		case *mcp.EmbeddedResource:
+			if c.Resource != nil {
+				fmt.Fprintf(w, "[resource %s]\n", c.Resource.URI)
+			}
+		}
+	}
+	if len(res.Content) == 0 && res.StructuredContent != nil {
+		b, _ := json.Marshal(res.StructuredContent)
+		fmt.Fprintln(w, string(b))
+	}
+}
+
+func (e *env) health(args []string) int {
+	var rf runFlags
+	if _, err := e.parseCommand("health", args, 0, 0, rf.register); err != nil {
+		return e.usageError(err)
+	}
+	log, err := rf.logger(e)
+	if err != nil {
+		return e.usageError(err)
+	}
+	rt, code := e.open(context.Background(), log, false)
+	if rt == nil {
+		return code
+	}
+	defer rt.Close()
+	rep := rt.Health()
+	if e.g.format == "json" {
+		writeJSON(e.stdout, rep)
+	} else {
+		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "DEPENDENCY\tKIND\tSTATE\tREQUIRED\tTOOLS\tCODE")
+		for _, d := range rep.Dependencies {
+			code := string(d.Code)
+			if code == "" {
+				code = "-"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%d\t%s\n", d.Name, d.Kind, d.State, d.Required, d.Tools, code)
+		}
+		_ = tw.Flush()
+		if rep.Ready {
+			fmt.Fprintln(e.stdout, "ready")
+		} else {
+			fmt.Fprintln(e.stdout, "not ready")
+		}
+	}
+	if !rep.Ready {
+		return ExitFail
+	}
+	return ExitOK
+}
+
+// mcpUses returns the servers this build's use cases reach directly.
+func mcpUses() []runtime.MCPUse { return nil }
