@@ -68,6 +68,10 @@ func (m *mcpSource) tools(ctx context.Context) ([]*toolDef, uint64, error) {
 		if !m.allowed(t.Name) {
 			continue
 		}
+		if !m.srv.rt.pinned(m.srv.name, t) {
+			m.srv.log.Error("tool changed since heddle.lock was written; it is withheld", "server", m.srv.name, "tool", t.Name, "code", diag.ToolDefinitionChanged)
+			continue
+		}
 		d := defFromAnnotations(t)
 		if matchAny(spec.ReadOnlyTools, t.Name) {
 			d.readOnly, d.destructive = true, false

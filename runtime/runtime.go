@@ -66,6 +66,8 @@ type Options struct {
 	// through Runtime.MCP; they are opened, verified and health-checked
 	// like an agent's grants.
 	MCPUses []MCPUse
+	// Lock, when set, pins tool definitions (see Lock).
+	Lock *Lock
 	// ClientName and ClientVersion identify heddle to servers.
 	ClientName, ClientVersion string
 	// Now is the clock; default time.Now.
@@ -453,10 +455,18 @@ func (rt *Runtime) verify(ctx context.Context) error {
 			continue // tolerated: its filters are checked when it connects
 		}
 		g.Go(func() error {
-			if _, _, err := s.refresh(ctx, true); err != nil {
+			_, _, err := s.refresh(ctx, true)
+			switch {
+			case err != nil && ctx.Err() != nil:
+				err = diag.Wrap(diag.StartupTimeout, err, "server %s: listing its tools did not finish within ai.startup_timeout_ms", name)
+			case err != nil:
+				err = diag.Wrap(diag.MCPServerUnreachable, err, "server %s: tools/list failed", name)
+			default:
+				err = rt.checkLock(s)
+			}
+			if err != nil {
 				mu.Lock()
-				failures = append(failures, &Failure{Server: name, Fatal: true,
-					Err: diag.Wrap(diag.MCPServerUnreachable, err, "server %s: tools/list failed", name)})
+				failures = append(failures, &Failure{Server: name, Fatal: true, Err: err})
 				mu.Unlock()
 			}
 			return nil

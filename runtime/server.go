@@ -124,7 +124,7 @@ func (s *server) transport() (mcp.Transport, *exec.Cmd) {
 		cmd := newCommand(s.spec, s.env, s.stderr)
 		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, cmd
 	case "sse":
-		return &mcp.SSEClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient()}, nil
+		return sseTransport{&mcp.SSEClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient()}}, nil
 	}
 	return &mcp.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient(), MaxRetries: 3}, nil
 }
@@ -159,10 +159,7 @@ func (s *server) connect(ctx context.Context) error {
 		return s.readyErr()
 	}
 	ch := make(chan struct{})
-	s.attempt = ch
-	if s.state != StateReady {
-		s.state = StateConnecting
-	}
+	s.attempt = ch // the state stays as it is (connecting at first, down after a failure) until this ends
 	s.mu.Unlock()
 
 	sess, cmd, err := s.dial(ctx)
@@ -435,10 +432,17 @@ func (s *server) refresh(ctx context.Context, force bool) ([]*mcp.Tool, uint64, 
 	}
 }
 
+// list lists the server's tools over its live session. It does not wait for
+// a reconnect in flight: every toolset granting the server lists it, and one
+// server's slow handshake must not hold up the tools of the others (its own
+// tools answer TOOL_UNAVAILABLE meanwhile, or keep their last good listing).
 func (s *server) list(ctx context.Context) ([]*mcp.Tool, error) {
-	sess, err := s.session(ctx)
-	if err != nil {
-		return nil, err
+	s.mu.Lock()
+	sess := s.sess
+	s.mu.Unlock()
+	if sess == nil {
+		s.superviseSoon()
+		return nil, diag.New(diag.ToolUnavailable, "server %s is unavailable; reconnecting", s.name)
 	}
 	tools, err := listTools(ctx, sess)
 	if err != nil && isBroken(err) {

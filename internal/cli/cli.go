@@ -42,6 +42,7 @@ Commands:
              one call through the agent's grants and policies, as a caller
   health     open the runtime and print the dependency report (as /readyz)
   serve      [--listen ADDR]: run the runtime with /livez, /readyz and the invoke API
+  lock       write heddle.lock: pinned tool definitions; later runs refuse changed tools
   version    print version and build information
 
 Global flags:
@@ -123,6 +124,8 @@ func mainEnv(e *env, args []string) int {
 		return e.health(cmdArgs)
 	case "serve":
 		return e.serve(cmdArgs)
+	case "lock":
+		return e.lock(cmdArgs)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return ExitOK

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -30,10 +31,16 @@ func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
 // runFlags are the flags of the commands that open the runtime.
 type runFlags struct {
 	logLevel string
+	lock     string
 }
+
+// DefaultLockFile is where heddle lock writes, and where the other commands
+// read pins from when it exists.
+const DefaultLockFile = "heddle.lock"
 
 func (r *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&r.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
+	fs.StringVar(&r.lock, "lock", DefaultLockFile, "lock file pinning tool definitions (used when it exists)")
 }
 
 func (r *runFlags) logger(e *env) (*slog.Logger, error) {
@@ -65,7 +72,7 @@ func only(p *plan.Plan, agents ...string) (*plan.Plan, error) {
 }
 
 // open compiles and opens the runtime for the given agents (all when none).
-func (e *env) open(ctx context.Context, log *slog.Logger, approve bool, agents ...string) (*runtime.Runtime, int) {
+func (e *env) open(ctx context.Context, rf *runFlags, log *slog.Logger, approve bool, agents ...string) (*runtime.Runtime, int) {
 	p, ds := e.compile()
 	if p == nil {
 		e.printFailure(ds.Err())
@@ -82,6 +89,15 @@ func (e *env) open(ctx context.Context, log *slog.Logger, approve bool, agents .
 		}
 	}
 	opts := runtime.Options{Logger: log, ClientName: "heddle", ClientVersion: Version, MCPUses: mcpUses()}
+	if rf.lock != "" {
+		switch l, err := runtime.ReadLock(rf.lock); {
+		case err == nil:
+			opts.Lock = l
+		case !errors.Is(err, fs.ErrNotExist):
+			e.printFailure(err)
+			return nil, ExitFail
+		}
+	}
 	if approve {
 		opts.Approver = func(context.Context, runtime.ApprovalRequest) (bool, error) { return true, nil }
 	}
@@ -137,7 +153,7 @@ func (e *env) tools(args []string) int {
 		return e.usageError(err)
 	}
 	ctx := context.Background()
-	rt, code := e.open(ctx, log, false, pos[0])
+	rt, code := e.open(ctx, &rf, log, false, pos[0])
 	if rt == nil {
 		return code
 	}
@@ -224,7 +240,7 @@ func (e *env) call(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rt, code := e.open(ctx, log, yes, pos[0])
+	rt, code := e.open(ctx, &rf, log, yes, pos[0])
 	if rt == nil {
 		return code
 	}
@@ -288,7 +304,7 @@ func (e *env) health(args []string) int {
 	if err != nil {
 		return e.usageError(err)
 	}
-	rt, code := e.open(context.Background(), log, false)
+	rt, code := e.open(context.Background(), &rf, log, false)
 	if rt == nil {
 		return code
 	}
@@ -321,3 +337,36 @@ func (e *env) health(args []string) int {
 
 // mcpUses returns the servers this build's use cases reach directly.
 func mcpUses() []runtime.MCPUse { return nil }
+
+func (e *env) lock(args []string) int {
+	var rf runFlags
+	if _, err := e.parseCommand("lock", args, 0, 0, rf.register); err != nil {
+		return e.usageError(err)
+	}
+	log, err := rf.logger(e)
+	if err != nil {
+		return e.usageError(err)
+	}
+	path := rf.lock
+	rf.lock = "" // write pins from what servers offer now, not check against old ones
+	rt, code := e.open(context.Background(), &rf, log, false)
+	if rt == nil {
+		return code
+	}
+	defer rt.Close()
+	l := rt.Lock()
+	b, err := json.MarshalIndent(l, "", "  ")
+	if err == nil {
+		err = os.WriteFile(path, append(b, '\n'), 0o644)
+	}
+	if err != nil {
+		e.printFailure(err)
+		return ExitFail
+	}
+	n := 0
+	for _, s := range l.Servers {
+		n += len(s.Tools)
+	}
+	fmt.Fprintf(e.stdout, "wrote %s: %s, %s\n", path, plural(len(l.Servers), "server"), plural(n, "tool"))
+	return ExitOK
+}

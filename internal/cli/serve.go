@@ -48,7 +48,7 @@ func (e *env) serve(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rt, code := e.open(ctx, log, false)
+	rt, code := e.open(ctx, &rf, log, false)
 	if rt == nil {
 		return code
 	}

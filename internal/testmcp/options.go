@@ -52,6 +52,10 @@ type Options struct {
 	// Default: 0 (no delay).
 	HandshakeDelay time.Duration
 
+	// ListDelay delays the answer to every tools/list request.
+	// Default: 0 (no delay).
+	ListDelay time.Duration
+
 	// HangHandshake makes the server never answer initialize or
 	// server/discover (the request waits until it is cancelled or the
 	// connection ends). Default: false.
@@ -112,6 +116,7 @@ const (
 	FlagPageSize         = "page-size"
 	FlagHandshakeDelay   = "handshake-delay"
 	FlagHangHandshake    = "hang-handshake"
+	FlagListDelay        = "list-delay"
 	FlagCrashAfter       = "crash-after"
 	FlagHangOnCall       = "hang-on-call"
 	FlagListChangedEvery = "list-changed-every"
@@ -133,6 +138,7 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.BoolVar(&o.NoFixedTools, FlagNoFixedTools, false, "leave out the fixed tools (echo, add, sleep, image, fail, env, big, add_tool, remove_tool, pid, spawn_child)")
 	fs.IntVar(&o.PageSize, FlagPageSize, 0, "tools/list page `size` (0: go-sdk default, 1000)")
 	fs.DurationVar(&o.HandshakeDelay, FlagHandshakeDelay, 0, "delay before answering initialize and server/discover")
+	fs.DurationVar(&o.ListDelay, FlagListDelay, 0, "delay before answering tools/list")
 	fs.BoolVar(&o.HangHandshake, FlagHangHandshake, false, "never answer initialize or server/discover")
 	fs.IntVar(&o.CrashAfter, FlagCrashAfter, 0, "exit with status 3 when tool call `N`+1 arrives (0: never)")
 	fs.Var((*listValue)(&o.HangOnCall), FlagHangOnCall, "comma-separated tool `names` whose calls block until cancelled")
@@ -170,6 +176,9 @@ func (o *Options) Args() []string {
 	}
 	if o.HandshakeDelay != 0 {
 		add(FlagHandshakeDelay, o.HandshakeDelay.String())
+	}
+	if o.ListDelay != 0 {
+		add(FlagListDelay, o.ListDelay.String())
 	}
 	if o.HangHandshake {
 		add(FlagHangHandshake, "true")

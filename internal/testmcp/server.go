@@ -29,6 +29,7 @@ const (
 	methodInitialize = "initialize"
 	methodDiscover   = "server/discover"
 	methodCallTool   = "tools/call"
+	methodListTools  = "tools/list"
 )
 
 // server is the state behind one *mcp.Server: its options, the tool-call
@@ -101,6 +102,10 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return nil, ctx.Err()
 			}
 			if err := sleep(ctx, s.opts.HandshakeDelay); err != nil {
+				return nil, err
+			}
+		case methodListTools:
+			if err := sleep(ctx, s.opts.ListDelay); err != nil {
 				return nil, err
 			}
 		case methodCallTool:
