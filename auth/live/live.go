@@ -14,6 +14,7 @@ package live
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -41,6 +42,14 @@ type Env struct {
 	Name string
 	// Purpose is "mcp" or "a2a".
 	Purpose string
+	// Plugins are the plan's auth plugins (plan.Plan.AuthPlugins): the
+	// builder of plugin-declared strategies finds its binary here, by the
+	// plugin's name. The map is treated as read-only.
+	Plugins map[string]*plan.AuthPlugin
+	// Logger receives the strategy's log (a plugin's lifecycle and its
+	// own log lines, at DEBUG). nil discards. Nothing a strategy logs
+	// carries a secret value.
+	Logger *slog.Logger
 }
 
 // Builder builds a strategy from an auth block's settings.
@@ -154,12 +163,14 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-// ParseHeaderPayload parses a static header payload, "Name=value". The
-// payload is never repeated in the error.
+// ParseHeaderPayload parses a static header payload: one "Name=value" pair
+// whose value carries no white space (anything richer — several headers, a
+// value with spaces such as "Bearer …", a credential that renews — belongs
+// in a strategy). The payload is never repeated in the error.
 func ParseHeaderPayload(payload string) (http.Header, error) {
 	name, value, ok := strings.Cut(strings.TrimSpace(payload), "=")
 	name = strings.TrimSpace(name)
-	if !ok || name == "" || value == "" || strings.ContainsAny(name, " \t\r\n:") || strings.ContainsAny(value, "\r\n") {
+	if !ok || name == "" || value == "" || strings.ContainsAny(name, " \t\r\n:") || strings.ContainsAny(value, " \t\r\n") {
 		return nil, diag.New(diag.MCPHeadersRefInvalid, "the header payload is not one Name=value pair (payload not shown)")
 	}
 	h := http.Header{}
