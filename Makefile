@@ -6,7 +6,7 @@ PKGS      := ./...
 STATICCHECK_VERSION := v0.8.2
 FUZZTIME  ?= 20s
 
-.PHONY: all build demo test test-short lint fmt vet staticcheck fuzz bench docs clean
+.PHONY: all build demo test test-deps test-integration test-short lint fmt vet staticcheck fuzz bench docs clean
 
 all: build
 
@@ -20,8 +20,17 @@ demo: build
 
 # Every test, with the race detector. Tests that need software from npm or a
 # PostgreSQL server skip with a reason when it is absent, unless CI=true.
+# `make test-deps` installs the npm part (integration/README.md).
 test:
 	$(GO) test -race -count=1 $(PKGS)
+
+# Installs what the integration tests run against; quick when up to date.
+test-deps:
+	integration/setup.sh
+
+# The tests against real third-party servers only, their software installed.
+test-integration: test-deps
+	$(GO) test -race -count=1 ./integration/
 
 test-short:
 	$(GO) test -short $(PKGS)
@@ -46,8 +55,14 @@ fuzz:
 	  done; \
 	done
 
+# The benchmarks of docs/performance.md: heddle's call path and start-up side
+# by side with the raw go-sdk client, the name index, and the compiler. A few
+# minutes on two cores. BENCH narrows them: make bench BENCH=CallOverhead.
+BENCH     ?= .
+BENCHPKGS := ./runtime/ ./compile/
+
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count=1 $(BENCHPKGS)
 
 docs:
 	$(GO) run ./internal/gendocs

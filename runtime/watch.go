@@ -46,7 +46,7 @@ type watchers struct {
 // Watch subscribes to tool changes. The subscription is registered before
 // Watch returns, so no change after the call is missed for lack of one.
 // The channel closes when ctx ends or the runtime closes. A subscriber that
-// does not keep up loses events (see Dropped); it never blocks the runtime.
+// does not keep up loses events; it never blocks the runtime.
 func (rt *Runtime) Watch(ctx context.Context) <-chan Event {
 	w := &watcher{ch: make(chan Event, watchBuffer)}
 	ws := &rt.watchers

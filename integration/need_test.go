@@ -1,0 +1,99 @@
+package integration
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// Need returns what a test needs from outside the repository — the path of
+// an installed server, a binary — or stops the test when it is missing:
+// locally the test is skipped with the reason and how to install it; under
+// CI=true it fails, so that CI cannot go green by skipping.
+//
+// what is one of the keys of requirements.
+func Need(t testing.TB, what string) string {
+	t.Helper()
+	find, ok := requirements[what]
+	if !ok {
+		t.Fatalf("Need(%q): no such requirement", what)
+	}
+	v, err := find()
+	if err == nil {
+		return v
+	}
+	if inCI() {
+		t.Fatalf("CI=true and %s is missing: %v", what, err)
+	}
+	t.Skipf("%s is missing: %v", what, err)
+	return ""
+}
+
+func inCI() bool { return os.Getenv("CI") == "true" }
+
+// requirements maps what a test may Need to how it is found. Each function
+// returns the thing's path, or an error saying why it is missing and how to
+// get it. Results are memoized.
+var requirements = map[string]func() (string, error){
+	// node is the node binary on PATH (node 20 or later).
+	"node": memo(func() (string, error) {
+		p, err := exec.LookPath("node")
+		if err != nil {
+			return "", errors.New("no node on PATH; install Node.js 20 or later")
+		}
+		return p, nil
+	}),
+	// node_modules is integration/node_modules, installed by setup.sh.
+	"node_modules": findNodeModules,
+	// server-everything is the entry point of @modelcontextprotocol/server-everything.
+	"server-everything": memo(func() (string, error) {
+		return npmFile("@modelcontextprotocol/server-everything/dist/index.js")
+	}),
+	// server-filesystem is the entry point of @modelcontextprotocol/server-filesystem.
+	"server-filesystem": memo(func() (string, error) {
+		return npmFile("@modelcontextprotocol/server-filesystem/dist/index.js")
+	}),
+	// listen-localhost is the preload that binds node servers to 127.0.0.1.
+	"listen-localhost": memo(func() (string, error) {
+		p, err := filepath.Abs("listen-localhost.cjs")
+		if err != nil {
+			return "", err
+		}
+		_, err = os.Stat(p)
+		return p, err
+	}),
+}
+
+// findNodeModules finds integration/node_modules, installed by setup.sh
+// (which writes its stamp last, so a failed install does not count).
+var findNodeModules = memo(func() (string, error) {
+	dir, err := filepath.Abs("node_modules")
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".heddle-lock.sha256")); err != nil {
+		return "", fmt.Errorf("%s is not installed; run integration/setup.sh", dir)
+	}
+	return dir, nil
+})
+
+// npmFile is a file of an installed npm package.
+func npmFile(rel string) (string, error) {
+	nm, err := findNodeModules()
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(nm, filepath.FromSlash(rel))
+	if _, err := os.Stat(p); err != nil {
+		return "", fmt.Errorf("%s is missing (is integration/package-lock.json newer than node_modules? run integration/setup.sh)", p)
+	}
+	return p, nil
+}
+
+func memo(f func() (string, error)) func() (string, error) {
+	return sync.OnceValues(f)
+}
