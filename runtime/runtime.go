@@ -343,7 +343,7 @@ func (s *server) prepare(ctx context.Context) error {
 		s.env = childEnv(rt.opts.LookupEnv, declared)
 		return nil
 	}
-	strat, err := live.Build(ctx, live.Env{Secrets: rt.opts.Secrets, Name: "server " + s.name, Purpose: "mcp"}, s.spec.Auth)
+	strat, err := live.Build(ctx, live.Env{Secrets: rt.opts.Secrets, Name: "server " + s.name, Purpose: "mcp", Plugins: rt.plan.AuthPlugins, Logger: rt.log}, s.spec.Auth)
 	if err != nil {
 		return err
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/secrets"
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 )
 
 // Strategy is a built authentication strategy. Implementations are safe for
@@ -33,6 +34,19 @@ type Strategy interface {
 	Wrap(next http.RoundTripper) http.RoundTripper
 	// Close releases what the strategy holds (a plugin process, a listener).
 	Close() error
+}
+
+// OAuthStrategy is implemented by strategies that run the MCP client
+// library's own OAuth flow (kind: oauth). A Streamable HTTP transport hands
+// the handler to go-sdk, which sets the bearer token on every request and,
+// on a 401 or 403, calls Authorize once and retries the request once. The
+// transport's HTTP client is still wrapped with Wrap: once the handler has
+// been handed out, Wrap leaves alone the requests the SDK authenticates, and
+// it keeps serving clients that have no such hook (A2A, legacy SSE) with the
+// same token.
+type OAuthStrategy interface {
+	Strategy
+	OAuthHandler() sdkauth.OAuthHandler
 }
 
 // Env is what a builder gets besides the settings.
@@ -101,7 +115,9 @@ func Build(ctx context.Context, env Env, spec *plan.Auth) (Strategy, error) {
 }
 
 // PluginKind is the builder key for strategies declared as auth plugins; the
-// plugin's own name is passed in settings under "kind".
+// plugin's own name is passed in settings under "kind", and its declaration
+// in Env.Plugins. The builder is auth/plugin's (the go-plugin host), which
+// registers itself when imported; the runtime imports it.
 const PluginKind = "@plugin"
 
 func withKind(s map[string]any, kind string) map[string]any {
@@ -149,12 +165,28 @@ type headerStrategy struct {
 
 func (h *headerStrategy) Wrap(next http.RoundTripper) http.RoundTripper {
 	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-		r := req.Clone(req.Context())
-		for k, vs := range h.header {
-			r.Header[k] = vs
-		}
-		return next.RoundTrip(r)
+		return next.RoundTrip(WithHeaders(req, h.header))
 	})
+}
+
+// WithHeaders returns a shallow copy of req whose header map is a copy of
+// req's with every header of h set, replacing any value of the same name,
+// so that each is sent exactly once. req itself is not changed (as
+// http.RoundTripper requires); the value slices of h are shared, never
+// written. It is the per-request work of every header-setting strategy:
+// cheaper than req.Clone, which also copies the URL, trailers and form.
+// h's keys must be in canonical form.
+func WithHeaders(req *http.Request, h http.Header) *http.Request {
+	r := new(http.Request)
+	*r = *req
+	r.Header = make(http.Header, len(req.Header)+len(h))
+	for k, vs := range req.Header {
+		r.Header[k] = vs
+	}
+	for k, vs := range h {
+		r.Header[k] = vs
+	}
+	return r
 }
 
 func (h *headerStrategy) Close() error { return nil }

@@ -1,0 +1,109 @@
+package plugin_test
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/heddlehq/heddle/auth/live"
+	"github.com/heddlehq/heddle/auth/plugin"
+	"github.com/heddlehq/heddle/auth/pluginsdk"
+	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/plan"
+	"github.com/heddlehq/heddle/secrets"
+)
+
+const testSecret = "test-secret-CANARY-91c4"
+
+// buildTest builds testplugin's strategy in the given mode.
+func buildTest(t *testing.T, mode string, log *syncBuffer) (live.Strategy, error) {
+	t.Helper()
+	env := live.Env{
+		Name:    "server bad",
+		Purpose: "mcp",
+		Secrets: secrets.New(secrets.Options{LookupEnv: func(k string) (string, bool) { return testSecret, k == "S" }}),
+		Plugins: map[string]*plan.AuthPlugin{"bad": {Command: testPluginBin, SHA256: testPluginSum}},
+		Logger:  slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	}
+	s, err := live.Build(context.Background(), env, &plan.Auth{Kind: "bad", Plugin: true, Settings: map[string]any{
+		"mode": mode, "secret_ref": refTo("${env:S}"),
+	}})
+	if s != nil {
+		t.Cleanup(func() { _ = s.Close() })
+	}
+	return s, err
+}
+
+func headersOf(s live.Strategy) error {
+	req, _ := newRequest()
+	_, err := s.Wrap(noopTransport{resp: okResponse()}).RoundTrip(req)
+	return err
+}
+
+// TestRefusedSettings: a plugin that refuses its settings fails the build
+// with its code, and leaves no process behind.
+func TestRefusedSettings(t *testing.T) {
+	_, err := buildTest(t, "refuse", &syncBuffer{})
+	if !diag.Has(err, diag.MCPAuthStrategyInvalid) || plugin.PluginCode(err) != pluginsdk.CodeInvalidSettings {
+		t.Fatalf("err = %v, want MCP_AUTH_STRATEGY_INVALID with INVALID_SETTINGS", err)
+	}
+	if pids := pidsOf(testPluginBin); len(pids) != 0 || plugin.LiveProcs() != 0 {
+		t.Fatalf("processes %v (host holds %d) after a refused build", pids, plugin.LiveProcs())
+	}
+}
+
+// TestLeakyPluginRedacted: a plugin that logs its secret and puts it in its
+// errors has both blanked out by the host.
+func TestLeakyPluginRedacted(t *testing.T) {
+	log := &syncBuffer{}
+	s, err := buildTest(t, "leak", log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = headersOf(s)
+	if plugin.PluginCode(err) != pluginsdk.CodeDenied {
+		t.Fatalf("err = %v, want DENIED", err)
+	}
+	_ = s.Close()
+	for where, text := range map[string]string{"error": err.Error(), "log": log.String()} {
+		if strings.Contains(text, testSecret) {
+			t.Errorf("%s contains the secret:\n%s", where, text)
+		}
+		if !strings.Contains(text, "[REDACTED]") {
+			t.Errorf("%s shows no redaction; did the plugin leak at all?\n%s", where, text)
+		}
+	}
+}
+
+// TestCrashLoopBacksOff: a plugin that dies on every call is restarted once
+// within the failing call, then not again until its backoff has passed.
+func TestCrashLoopBacksOff(t *testing.T) {
+	log := &syncBuffer{}
+	s, err := buildTest(t, "crash", log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each need restarts the plugin at most once; the restarts back off
+	// (0, 100ms, 200ms, …), so a need soon finds the backoff running and is
+	// refused at once, starting nothing.
+	var refused error
+	for i := 0; i < 8 && refused == nil; i++ {
+		err := headersOf(s)
+		if !diag.Has(err, diag.MCPAuthStrategyInvalid) {
+			t.Fatalf("need %d: %v, want MCP_AUTH_STRATEGY_INVALID", i, err)
+		}
+		if strings.Contains(err.Error(), "started again in") {
+			refused = err
+		}
+	}
+	if refused == nil {
+		t.Fatal("no need was refused during a backoff")
+	}
+	if pids := pidsOf(testPluginBin); len(pids) != 0 {
+		t.Errorf("a process %v runs during the backoff", pids)
+	}
+	if !strings.Contains(log.String(), "backoff=100ms") {
+		t.Errorf("the log shows no growing backoff:\n%s", log)
+	}
+}
