@@ -20,6 +20,12 @@ import (
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/plan"
+	"github.com/heddlehq/heddle/usecase"
+
+	// The example application's operations, so that the shipped example's
+	// usecase grant compiles and runs; and the live half of kind: usecase.
+	_ "github.com/heddlehq/heddle/examples/incidents"
+	_ "github.com/heddlehq/heddle/grants/usecase/live"
 )
 
 // Exit codes.
@@ -218,8 +224,9 @@ func (e *env) compile() (*plan.Plan, diag.Diagnostics) {
 	return p, ds
 }
 
-// usecaseKeys returns the use cases this build of the command registers.
-func usecaseKeys() []string { return nil }
+// usecaseKeys returns the use cases this build of the command registers:
+// those of the example application (examples/incidents).
+func usecaseKeys() []string { return usecase.Keys() }
 
 func plural(n int, word string) string {
 	if n == 1 {

@@ -19,6 +19,7 @@ import (
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/policy"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/usecase"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -336,7 +337,7 @@ func (e *env) health(args []string) int {
 }
 
 // mcpUses returns the servers this build's use cases reach directly.
-func mcpUses() []runtime.MCPUse { return nil }
+func mcpUses() []runtime.MCPUse { return usecase.MCPUses() }
 
 func (e *env) lock(args []string) int {
 	var rf runFlags
