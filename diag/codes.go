@@ -56,6 +56,7 @@ const (
 	MCPServerUnreachable   Code = "MCP_SERVER_UNREACHABLE"
 	A2AAgentUnreachable    Code = "A2A_AGENT_UNREACHABLE"
 	SQLNotReadonly         Code = "SQL_NOT_READONLY"
+	SQLSourceUnreachable   Code = "SQL_SOURCE_UNREACHABLE"
 	MCPFilterUnmatched     Code = "MCP_FILTER_UNMATCHED"
 	ToolNameConflict       Code = "TOOL_NAME_CONFLICT"
 	ToolDefinitionChanged  Code = "TOOL_DEFINITION_CHANGED"
@@ -75,4 +76,5 @@ const (
 // Call-time codes added after the first release.
 const (
 	ToolArgsInvalid Code = "TOOL_ARGS_INVALID"
+	SQLParamUnbound Code = "SQL_PARAM_UNBOUND"
 )

@@ -23,8 +23,11 @@ import (
 	"github.com/heddlehq/heddle/usecase"
 
 	// The example application's operations, so that the shipped example's
-	// usecase grant compiles and runs; and the live half of kind: usecase.
+	// usecase grant compiles and runs; and the live halves of the kinds
+	// other than mcp.
 	_ "github.com/heddlehq/heddle/examples/incidents"
+	_ "github.com/heddlehq/heddle/grants/a2a/live"
+	_ "github.com/heddlehq/heddle/grants/sql/live"
 	_ "github.com/heddlehq/heddle/grants/usecase/live"
 )
 
