@@ -17,7 +17,7 @@ func init() {
 	})
 	Register(Strategy{
 		Kind: "oauth",
-		Doc:  "The MCP client's own OAuth flows: authorization code with PKCE, or client credentials.",
+		Doc:  "The MCP client's own OAuth flows (go-sdk): authorization code with PKCE, client credentials, or the enterprise flow (SEP-990).",
 		Settings: map[string]Setting{
 			"flow":                  {Type: StringSetting, OneOf: []string{"authorization_code", "client_credentials", "enterprise"}, Doc: "default authorization_code"},
 			"client_id":             {Type: StringSetting, Doc: "a pre-registered client id (or a client ID metadata document URL)"},
@@ -25,10 +25,11 @@ func init() {
 			"client_secret_ref":     {Type: RefSetting, Doc: "reference to the client secret"},
 			"token_endpoint_auth":   {Type: StringSetting, OneOf: []string{"client_secret_basic", "client_secret_post", "none"}},
 			"scopes":                {Type: ListSetting, Doc: "scopes to request"},
-			"redirect_url":          {Type: StringSetting, Doc: "loopback redirect listener for the authorization code"},
+			"redirect_url":          {Type: StringSetting, Doc: "loopback redirect URL heddle listens at for the authorization code"},
 			"refresh_token_ref":     {Type: RefSetting, Doc: "a pre-provisioned refresh token, for headless deployments"},
+			"idp_issuer":            {Type: StringSetting, Doc: "enterprise flow: the identity provider's issuer URL"},
 			"idp_token_ref":         {Type: RefSetting, Doc: "enterprise flow: reference to the identity provider's ID token"},
-			"idp_token_endpoint":    {Type: StringSetting, Doc: "enterprise flow: the identity provider's token endpoint"},
+			"idp_token_endpoint":    {Type: StringSetting, Doc: "enterprise flow: the identity provider's token endpoint (skips its metadata)"},
 			"idp_client_id":         {Type: StringSetting, Doc: "enterprise flow: client id at the identity provider"},
 			"idp_client_secret_ref": {Type: RefSetting, Doc: "enterprise flow: client secret at the identity provider"},
 		},

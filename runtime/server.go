@@ -126,7 +126,11 @@ func (s *server) transport() (mcp.Transport, *exec.Cmd) {
 	case "sse":
 		return sseTransport{&mcp.SSEClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient()}}, nil
 	}
-	return &mcp.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient(), MaxRetries: 3}, nil
+	t := &mcp.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient(), MaxRetries: 3}
+	if o, ok := s.strat.(live.OAuthStrategy); ok {
+		t.OAuthHandler = o.OAuthHandler() // go-sdk sets the token; on 401/403 one Authorize, one retry
+	}
+	return t, nil
 }
 
 func (s *server) httpClient() *http.Client {

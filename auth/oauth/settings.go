@@ -1,0 +1,92 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/heddlehq/heddle/auth/live"
+)
+
+// configFrom reads an auth block's settings (as the plan records them:
+// references as *config.Ref, plain values as written) into a Config,
+// resolving the references. Resolution errors keep their codes
+// (SECRET_UNRESOLVED, SECRET_EMPTY); other problems are
+// MCP_AUTH_STRATEGY_INVALID.
+func configFrom(ctx context.Context, env live.Env, s map[string]any) (Config, error) {
+	cfg := Config{
+		Name:              env.Name,
+		Flow:              str(s, "flow"),
+		ClientID:          str(s, "client_id"),
+		TokenEndpointAuth: str(s, "token_endpoint_auth"),
+		Scopes:            list(s, "scopes"),
+		RedirectURL:       str(s, "redirect_url"),
+		IdPIssuer:         str(s, "idp_issuer"),
+		IdPTokenEndpoint:  str(s, "idp_token_endpoint"),
+		IdPClientID:       str(s, "idp_client_id"),
+	}
+	if _, ok := live.Ref(s, "client_id_ref"); ok {
+		if cfg.ClientID != "" {
+			return Config{}, invalid(env.Name, errors.New("set client_id or client_id_ref, not both"))
+		}
+	}
+	for _, r := range []struct {
+		key string
+		to  *string
+	}{
+		{"client_id_ref", &cfg.ClientID},
+		{"client_secret_ref", &cfg.ClientSecret},
+		{"refresh_token_ref", &cfg.RefreshToken},
+		{"idp_client_secret_ref", &cfg.IdPClientSecret},
+	} {
+		if _, ok := live.Ref(s, r.key); !ok {
+			continue
+		}
+		v, err := live.Resolve(ctx, env, s, r.key)
+		if err != nil {
+			return Config{}, err
+		}
+		*r.to = strings.TrimSpace(v)
+	}
+	if ref, ok := live.Ref(s, "idp_token_ref"); ok {
+		// Resolved now, so a missing secret fails start-up, and again at
+		// every authorization: an ID token expires, and a file-mounted one
+		// is rotated in place.
+		if _, err := live.Resolve(ctx, env, s, "idp_token_ref"); err != nil {
+			return Config{}, err
+		}
+		resolver, name := env.Secrets, env.Name
+		cfg.IDToken = func(ctx context.Context) (string, error) {
+			v, err := resolver.Resolve(ctx, ref)
+			if err != nil {
+				return "", fmt.Errorf("%s: idp_token_ref: %w", name, err)
+			}
+			return strings.TrimSpace(v), nil
+		}
+	}
+	return cfg, nil
+}
+
+func str(s map[string]any, key string) string {
+	v, _ := s[key].(string)
+	return strings.TrimSpace(v)
+}
+
+// list reads a list setting, as auth.Check records it ([]string) or as
+// a decoded JSON plan holds it ([]any).
+func list(s map[string]any, key string) []string {
+	switch v := s[key].(type) {
+	case []string:
+		return v
+	case []any:
+		out := make([]string, 0, len(v))
+		for _, it := range v {
+			if s, ok := it.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
