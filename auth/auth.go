@@ -58,9 +58,6 @@ type Strategy struct {
 	// key instead (plugins), still holding *_ref keys to the reference test.
 	Settings    map[string]Setting
 	AnySettings bool
-	// MCPOnly strategies cannot serve A2A agents (oauth delegates to the MCP
-	// client's own flow).
-	MCPOnly bool
 	// Plugin is set for strategies declared under ai.auth_plugins.
 	Plugin bool
 	Doc    string
@@ -137,7 +134,7 @@ func (r *Registry) WithPlugins(plugins map[string]*config.AuthPlugin) (*Registry
 // Check validates an auth block at path (e.g. "ai.mcp_servers.x.auth") for a
 // client of the given purpose ("mcp" or "a2a") and returns the settings as
 // the plan records them: references as *config.Ref, other values as written.
-func (r *Registry) Check(a *config.Auth, path, purpose string) (map[string]any, Strategy, diag.Diagnostics) {
+func (r *Registry) Check(a *config.Auth, path, _ string) (map[string]any, Strategy, diag.Diagnostics) {
 	var ds diag.Diagnostics
 	if a == nil {
 		return nil, Strategy{}, nil
@@ -151,10 +148,6 @@ func (r *Registry) Check(a *config.Auth, path, purpose string) (map[string]any, 
 		return nil, Strategy{}, diag.Diagnostics{diag.Errorf(diag.MCPAuthStrategyUnknown, config.Join(path, "kind"),
 			"unknown auth strategy %q; registered: %s", a.Kind, strings.Join(r.Kinds(), ", ")).
 			WithDetail("declare it under ai.auth_plugins, or use one of the registered kinds")}
-	}
-	if s.MCPOnly && purpose != "mcp" {
-		ds = append(ds, diag.Errorf(diag.MCPAuthStrategyUnknown, config.Join(path, "kind"),
-			"auth strategy %q serves MCP servers only", a.Kind))
 	}
 	out := map[string]any{}
 	for _, key := range config.SortedKeys(a.Settings) {

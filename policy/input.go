@@ -9,7 +9,7 @@ type Tool struct {
 	// OriginalName is the name the source advertises ("search").
 	OriginalName string `cel:"original_name"`
 	// Server is the MCP server, SQL source or A2A agent the tool comes from,
-	// and "" for use cases.
+	// and "usecase" for the application's own operations.
 	Server string `cel:"server"`
 	// Kind is the grant kind that gave the agent this tool: "mcp",
 	// "usecase", "sql" or "a2a".

@@ -162,11 +162,11 @@ func Open(ctx context.Context, p *plan.Plan, opts Options) (*Runtime, error) {
 			hctx, hcancel := context.WithDeadline(ctx, deadline.Add(-margin))
 			defer hcancel()
 			if err := s.prepare(hctx); err != nil {
-				failures[i] = &Failure{Server: name, Err: err, Fatal: true}
+				failures[i] = &Failure{Server: name, Kind: "mcp", Err: err, Fatal: true}
 				return nil
 			}
 			if err := s.connect(hctx); err != nil {
-				failures[i] = &Failure{Server: name, Err: err, Fatal: s.spec.Required}
+				failures[i] = &Failure{Server: name, Kind: "mcp", Err: err, Fatal: s.spec.Required}
 			}
 			return nil
 		})
@@ -191,6 +191,11 @@ func Open(ctx context.Context, p *plan.Plan, opts Options) (*Runtime, error) {
 			if err != nil {
 				kindErrs = append(kindErrs, err)
 			}
+			for _, f := range fs {
+				if f.Kind == "" {
+					f.Kind = kname
+				}
+			}
 			kindFailures = append(kindFailures, fs...)
 			return nil
 		})
@@ -214,7 +219,7 @@ func Open(ctx context.Context, p *plan.Plan, opts Options) (*Runtime, error) {
 			tolerated = true
 			rt.log.Warn("optional dependency unavailable at start-up", "server", f.Server, "code", diag.CodeOf(f.Err))
 			rt.log.Debug("optional dependency unavailable at start-up", "server", f.Server, "reason", diag.Reason(f.Err))
-			if s := rt.servers[f.Server]; s != nil {
+			if s := rt.servers[f.Server]; s != nil && f.Kind == "mcp" {
 				s.superviseSoon()
 			}
 		}
@@ -351,11 +356,15 @@ func (s *server) prepare(ctx context.Context) error {
 	return nil
 }
 
-// Failure is one server that failed start-up.
+// Failure is one dependency that failed start-up.
 type Failure struct {
+	// Server names the dependency: an MCP server, SQL source, remote agent.
 	Server string
-	Err    error // carries the code
-	Fatal  bool
+	// Kind is the grant kind it belongs to ("mcp" for servers); the runtime
+	// fills it in for a kind's failures that leave it empty.
+	Kind  string
+	Err   error // carries the code
+	Fatal bool
 }
 
 // StartupError lists every server that failed start-up. It matches each

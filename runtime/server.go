@@ -141,7 +141,20 @@ func (s *server) httpClient() *http.Client {
 	if s.strat != nil {
 		rt = s.strat.Wrap(rt)
 	}
-	return &http.Client{Transport: rt}
+	return &http.Client{Transport: rt, CheckRedirect: sameOrigin}
+}
+
+// sameOrigin refuses a redirect to another origin: the strategy would add
+// the server's credentials to a request for someone else.
+func sameOrigin(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	from := via[0].URL
+	if req.URL.Scheme != from.Scheme || req.URL.Host != from.Host {
+		return fmt.Errorf("refused a redirect to another origin (%s://%s)", req.URL.Scheme, req.URL.Host)
+	}
+	return nil
 }
 
 // connect opens a new session. On success it becomes the server's session
