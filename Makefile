@@ -13,10 +13,18 @@ all: build
 build:
 	$(GO) build -o $(BIN)/ ./cmd/...
 
-# The main job on the shipped example configuration.
+# The main job on the shipped example configuration: compile it, open the
+# runtime (the example servers, the SQLite warehouse, the example use case)
+# and show what each agent may use, then make one call of each kind.
 demo: build
+	$(GO) run ./examples/warehouse -o examples/warehouse.db
 	$(BIN)/heddle check
-	$(BIN)/heddle plan
+	$(BIN)/heddle tools incident-triage
+	$(BIN)/heddle tools catalog-assistant
+	$(BIN)/heddle call incident-triage search_runbooks --args '{"query":"disk"}'
+	$(BIN)/heddle call incident-triage open_incidents --args '{"min_severity":4}'
+	$(BIN)/heddle call incident-triage incidents_get_incident --args '{"id":"INC-1"}' --as alice --claim tenant=acme
+	$(BIN)/heddle health
 
 # Every test, with the race detector. Tests that need software from npm or a
 # PostgreSQL server skip with a reason when it is absent, unless CI=true.

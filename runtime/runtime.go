@@ -19,6 +19,8 @@
 // TOOL_UNAVAILABLE as a result the model can read.
 package runtime
 
+//lint:file-ignore SA1019 sampling is deprecated from protocol 2026-07-28 on, but servers of earlier revisions still send it; Options.Sampling serves them.
+
 import (
 	"context"
 	"errors"
@@ -90,7 +92,6 @@ type Runtime struct {
 	releases  []func()
 	instances map[string]Instance // opened kinds other than mcp
 
-	supMu    sync.Mutex
 	supCtx   context.Context
 	supStop  context.CancelFunc
 	watchers watchers

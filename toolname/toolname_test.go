@@ -54,8 +54,9 @@ func FuzzNames(f *testing.F) {
 				t.Fatalf("%q is not valid", n)
 			}
 		}
-		if Qualify(prefix, tool) != Qualify(prefix, tool) {
-			t.Fatal("not deterministic")
+		first := Qualify(prefix, tool)
+		if again := Qualify(prefix, tool); again != first {
+			t.Fatalf("not deterministic: %q then %q", first, again)
 		}
 	})
 }
