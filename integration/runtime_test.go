@@ -8,11 +8,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"testing/fstest"
 	"time"
 
-	"github.com/heddlehq/heddle/compile"
-	"github.com/heddlehq/heddle/config"
+	"github.com/heddlehq/heddle/internal/plantest"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,16 +33,7 @@ type harness struct {
 // as heddle check would, failing the test on any error.
 func compilePlan(t testing.TB, api string, agents map[string]string) *plan.Plan {
 	t.Helper()
-	fsys := fstest.MapFS{"config/api.yaml": {Data: []byte(api)}}
-	for name, a := range agents {
-		fsys["agents/"+name+"/agent.yaml"] = &fstest.MapFile{Data: []byte(a)}
-	}
-	cfg, ds := config.Load(config.Options{FS: fsys})
-	p, cds := compile.Compile(compile.Input{Config: cfg})
-	if ds = append(ds, cds...); ds.HasErrors() {
-		t.Fatalf("compile: %v\napi.yaml:\n%s", ds.Err(), api)
-	}
-	return p
+	return plantest.Must(t, api, agents)
 }
 
 // open compiles api (after replacing $MARK with a fresh mark) and agents,
@@ -158,15 +147,7 @@ func callRaw(t *testing.T, ts *runtime.Toolset, name string, args map[string]any
 }
 
 // text concatenates a result's text parts.
-func text(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
+func text(res *mcp.CallToolResult) string { return plantest.Text(res) }
 
 // testLog collects the runtime's log; it is printed when a test fails.
 // Writes after the test ended are kept too (they would panic on t.Log).

@@ -7,10 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"testing/fstest"
 
-	"github.com/heddlehq/heddle/compile"
-	"github.com/heddlehq/heddle/config"
+	"github.com/heddlehq/heddle/internal/plantest"
 	"github.com/heddlehq/heddle/internal/testmcp"
 	"github.com/heddlehq/heddle/plan"
 	"go.uber.org/goleak"
@@ -42,14 +40,5 @@ func TestMain(m *testing.M) {
 // "$TESTMCP" in api.yaml is replaced by the test server binary's path.
 func compilePlan(t testing.TB, api string, agents map[string]string) *plan.Plan {
 	t.Helper()
-	fsys := fstest.MapFS{"config/api.yaml": {Data: []byte(strings.ReplaceAll(api, "$TESTMCP", testmcpBin))}}
-	for name, a := range agents {
-		fsys["agents/"+name+"/agent.yaml"] = &fstest.MapFile{Data: []byte(a)}
-	}
-	cfg, ds := config.Load(config.Options{FS: fsys})
-	p, cds := compile.Compile(compile.Input{Config: cfg})
-	if ds = append(ds, cds...); ds.HasErrors() {
-		t.Fatalf("compile: %v", ds.Err())
-	}
-	return p
+	return plantest.Must(t, strings.ReplaceAll(api, "$TESTMCP", testmcpBin), agents)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/internal/plantest"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -23,15 +24,8 @@ func open(t *testing.T, api string, agents map[string]string) *runtime.Runtime {
 	return rt
 }
 
-func text(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
+// text concatenates a result's text parts.
+func text(res *mcp.CallToolResult) string { return plantest.Text(res) }
 
 func toolNames(t *testing.T, ts *runtime.Toolset) []string {
 	t.Helper()

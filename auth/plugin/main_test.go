@@ -15,12 +15,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"testing/fstest"
 	"time"
 
-	"github.com/heddlehq/heddle/compile"
-	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/examples/auth-agent-session/sessiontest"
+	"github.com/heddlehq/heddle/internal/plantest"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/secrets"
@@ -111,16 +109,7 @@ func runHost(planFile string) int {
 
 // compileAPI compiles an api.yaml and agents given as name → agent.yaml.
 func compileAPI(api string, agents map[string]string) (*plan.Plan, error) {
-	fsys := fstest.MapFS{"config/api.yaml": {Data: []byte(api)}}
-	for name, a := range agents {
-		fsys["agents/"+name+"/agent.yaml"] = &fstest.MapFile{Data: []byte(a)}
-	}
-	cfg, ds := config.Load(config.Options{FS: fsys})
-	p, cds := compile.Compile(compile.Input{Config: cfg})
-	if ds = append(ds, cds...); ds.HasErrors() {
-		return nil, fmt.Errorf("compile: %w", ds.Err())
-	}
-	return p, nil
+	return plantest.Compile(api, agents)
 }
 
 // testSecrets resolves ${env:…} from a fixed map, never the process's

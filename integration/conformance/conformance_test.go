@@ -55,7 +55,7 @@ func TestConformance(t *testing.T) {
 	results := filepath.Join(tmp, "results")
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "-r", filepath.Join(dir, "listen-localhost.cjs"), index,
+	cmd := exec.CommandContext(ctx, node, "-r", filepath.Join(dir, "..", "listen-localhost.cjs"), index,
 		"client", "--command", client, "--suite", "all",
 		"--expected-failures", filepath.Join(dir, "expected-failures.yml"), "-o", results)
 	cmd.Dir = tmp

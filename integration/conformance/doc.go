@@ -11,6 +11,6 @@
 //
 //	integration/conformance/setup.sh && go test -race ./integration/conformance/
 //
-// listen-localhost.cjs keeps the suite's mock servers on 127.0.0.1. The
+// ../listen-localhost.cjs keeps the suite's mock servers on 127.0.0.1. The
 // package has no code of its own outside its test.
 package conformance

@@ -10,13 +10,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"testing/fstest"
 	"time"
 
-	"github.com/heddlehq/heddle/compile"
-	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants/a2a/live"
+	"github.com/heddlehq/heddle/internal/plantest"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,16 +28,7 @@ func TestMain(m *testing.M) {
 
 func compilePlan(t testing.TB, api string, agents map[string]string) *plan.Plan {
 	t.Helper()
-	fsys := fstest.MapFS{"config/api.yaml": {Data: []byte(api)}}
-	for name, a := range agents {
-		fsys["agents/"+name+"/agent.yaml"] = &fstest.MapFile{Data: []byte(a)}
-	}
-	cfg, ds := config.Load(config.Options{FS: fsys})
-	p, cds := compile.Compile(compile.Input{Config: cfg})
-	if ds = append(ds, cds...); ds.HasErrors() {
-		t.Fatalf("compile: %v", ds.Err())
-	}
-	return p
+	return plantest.Must(t, api, agents)
 }
 
 // open opens a runtime whose agent "a" grants the remote agent "echo".
@@ -60,15 +49,8 @@ func open(t testing.TB, apiYAML string, agentYAML string) (*runtime.Runtime, *ru
 	return rt, ts
 }
 
-func text(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
+// text concatenates a result's text parts.
+func text(res *mcp.CallToolResult) string { return plantest.Text(res) }
 
 func call(t *testing.T, ts *runtime.Toolset, msg string) *mcp.CallToolResult {
 	t.Helper()

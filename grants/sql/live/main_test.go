@@ -7,13 +7,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
-	"testing/fstest"
 
-	"github.com/heddlehq/heddle/compile"
-	"github.com/heddlehq/heddle/config"
 	_ "github.com/heddlehq/heddle/grants/sql/live" // the live half of kind: sql
+	"github.com/heddlehq/heddle/internal/plantest"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/policy"
 	"github.com/heddlehq/heddle/runtime"
@@ -64,16 +61,7 @@ func fileHash(t testing.TB, path string) [32]byte {
 // compilePlan compiles an api.yaml and agents given as name → agent.yaml.
 func compilePlan(t testing.TB, api string, agents map[string]string) *plan.Plan {
 	t.Helper()
-	fsys := fstest.MapFS{"config/api.yaml": {Data: []byte(api)}}
-	for name, a := range agents {
-		fsys["agents/"+name+"/agent.yaml"] = &fstest.MapFile{Data: []byte(a)}
-	}
-	cfg, ds := config.Load(config.Options{FS: fsys})
-	p, cds := compile.Compile(compile.Input{Config: cfg})
-	if ds = append(ds, cds...); ds.HasErrors() {
-		t.Fatalf("compile: %v", ds.Err())
-	}
-	return p
+	return plantest.Must(t, api, agents)
 }
 
 // openRuntime compiles and opens; the runtime closes with the test.
@@ -140,15 +128,8 @@ func (r result) ids() []int {
 	return out
 }
 
-func text(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
+// text concatenates a result's text parts.
+func text(res *mcp.CallToolResult) string { return plantest.Text(res) }
 
 func asCaller(tenant string) context.Context {
 	c := policy.Caller{Subject: "alice@example.com"}

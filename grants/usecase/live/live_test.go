@@ -9,14 +9,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	"github.com/heddlehq/heddle"
-	"github.com/heddlehq/heddle/compile"
-	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 	_ "github.com/heddlehq/heddle/grants/usecase/live"
+	"github.com/heddlehq/heddle/internal/plantest"
 	"github.com/heddlehq/heddle/internal/testmcp"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
@@ -71,16 +69,7 @@ func init() {
 // registered use case.
 func compilePlan(t testing.TB, api string, agents map[string]string) *plan.Plan {
 	t.Helper()
-	fsys := fstest.MapFS{"config/api.yaml": {Data: []byte(api)}}
-	for name, a := range agents {
-		fsys["agents/"+name+"/agent.yaml"] = &fstest.MapFile{Data: []byte(a)}
-	}
-	cfg, ds := config.Load(config.Options{FS: fsys})
-	p, cds := compile.Compile(compile.Input{Config: cfg, Usecases: usecase.Keys()})
-	if ds = append(ds, cds...); ds.HasErrors() {
-		t.Fatalf("compile: %v", ds.Err())
-	}
-	return p
+	return plantest.Must(t, api, agents, usecase.Keys()...)
 }
 
 func openToolset(t testing.TB, api, agent string, opts runtime.Options) *runtime.Toolset {
@@ -97,15 +86,8 @@ func openToolset(t testing.TB, api, agent string, opts runtime.Options) *runtime
 	return ts
 }
 
-func text(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
+// text concatenates a result's text parts.
+func text(res *mcp.CallToolResult) string { return plantest.Text(res) }
 
 var (
 	alice = heddle.Identity{Subject: "alice", Roles: []string{"sre"}, Claims: map[string]string{"tenant": "acme"}}
