@@ -15,7 +15,8 @@ build:
 
 # The main job on the shipped example configuration: compile it, open the
 # runtime (the example servers, the SQLite warehouse, the example use case)
-# and show what each agent may use, then make one call of each kind.
+# and show what each agent may use, then call an MCP tool, an SQL statement
+# and a use case (as a caller with a tenant claim).
 demo: build
 	$(GO) run ./examples/warehouse -o examples/warehouse.db
 	$(BIN)/heddle check
@@ -64,13 +65,15 @@ fuzz:
 	done
 
 # The benchmarks of docs/performance.md: heddle's call path and start-up side
-# by side with the raw go-sdk client, the name index, and the compiler. A few
-# minutes on two cores. BENCH narrows them: make bench BENCH=CallOverhead.
+# by side with the raw go-sdk client, the name index, and the compiler. About
+# two minutes on two cores. BENCH narrows them (make bench BENCH=CallOverhead);
+# BENCHTIME sets each one's duration.
 BENCH     ?= .
+BENCHTIME ?= 2s
 BENCHPKGS := ./runtime/ ./compile/
 
 bench:
-	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count=1 $(BENCHPKGS)
+	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -benchmem -count=1 $(BENCHPKGS)
 
 docs:
 	$(GO) run ./internal/gendocs

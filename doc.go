@@ -12,9 +12,17 @@
 //
 //   - diag: diagnostics and the catalogue of codes
 //   - config: the typed schema and strict loading of api.yaml and agent.yaml
-//   - grants, auth: the registries of grant kinds and auth strategies
+//   - grants, auth: the registries of grant kinds and auth strategies (their
+//     config halves; grants/*/live and auth/live, auth/oauth, auth/plugin
+//     hold the live halves)
 //   - compile: configuration to plan, pure
 //   - plan: the compiled, secret-free plan
+//   - runtime: the live plan — shared clients, toolsets, supervisor, health
+//   - health: the probes over HTTP
+//   - usecase: the application's own operations, granted as kind usecase
 //
-// The heddle command (cmd/heddle) runs them: heddle check, heddle plan.
+// This package holds the caller identity (Caller, WithCaller) that travels
+// from an entry point into policies and use cases, and the shipped example
+// configuration. The heddle command (cmd/heddle) runs it all: check, plan,
+// tools, call, health, serve, lock. See docs/architecture.md.
 package heddle

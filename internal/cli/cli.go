@@ -97,6 +97,7 @@ type env struct {
 	stdout, stderr io.Writer
 	g              globals
 	environ        []string
+	flags          *flag.FlagSet // the command's, once parsed
 }
 
 // Main runs the heddle command with args (without the program name) and
@@ -190,6 +191,7 @@ func (e *env) parseCommand(name string, args []string, min, max int, extra func(
 	if err != nil {
 		return nil, err
 	}
+	e.flags = fs
 	e.g.noteSet(fs)
 	if e.g.format != "text" && e.g.format != "json" {
 		return nil, fmt.Errorf("unknown --format %q: want text or json", e.g.format)

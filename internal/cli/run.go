@@ -33,6 +33,7 @@ func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
 type runFlags struct {
 	logLevel string
 	lock     string
+	lockSet  bool // --lock was given: a missing file is an error
 }
 
 // DefaultLockFile is where heddle lock writes, and where the other commands
@@ -90,11 +91,14 @@ func (e *env) open(ctx context.Context, rf *runFlags, log *slog.Logger, approve 
 		}
 	}
 	opts := runtime.Options{Logger: log, ClientName: "heddle", ClientVersion: Version, MCPUses: mcpUses()}
+	if e.flags != nil {
+		e.flags.Visit(func(f *flag.Flag) { rf.lockSet = rf.lockSet || f.Name == "lock" })
+	}
 	if rf.lock != "" {
 		switch l, err := runtime.ReadLock(rf.lock); {
 		case err == nil:
 			opts.Lock = l
-		case !errors.Is(err, fs.ErrNotExist):
+		case !errors.Is(err, fs.ErrNotExist) || rf.lockSet:
 			e.printFailure(err)
 			return nil, ExitFail
 		}
@@ -265,9 +269,24 @@ func (e *env) call(args []string) int {
 
 // printResult prints a call's result: JSON in MCP's own shape, or the text
 // parts (and a line per other part).
+// resultJSON is a result in MCP's own shape, with isError always present
+// (the SDK leaves it out when false).
+func resultJSON(res *mcp.CallToolResult) any {
+	b, err := json.Marshal(res)
+	if err != nil {
+		return res
+	}
+	var m map[string]any
+	if json.Unmarshal(b, &m) != nil {
+		return res
+	}
+	m["isError"] = res.IsError
+	return m
+}
+
 func (e *env) printResult(res *mcp.CallToolResult) {
 	if e.g.format == "json" {
-		writeJSON(e.stdout, res)
+		writeJSON(e.stdout, resultJSON(res))
 		return
 	}
 	w := e.stdout

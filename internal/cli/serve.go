@@ -136,7 +136,7 @@ func Handler(rt *runtime.Runtime) http.Handler {
 			httpError(w, status, err)
 			return
 		}
-		writeHTTPJSON(w, http.StatusOK, res)
+		writeHTTPJSON(w, http.StatusOK, resultJSON(res))
 	})
 	return mux
 }
