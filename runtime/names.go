@@ -15,7 +15,6 @@ type candidate struct {
 	prefix   string // the source's tool prefix (server name, sanitized)
 	source   string // the source's name as configured
 	original string // the tool's own name
-	ref      any    // what the caller of buildIndex attaches
 }
 
 // nameIndex maps model-facing names to tools and back. Lookups are O(1):
@@ -23,61 +22,123 @@ type candidate struct {
 // prefix__tool, the legacy dotted source.tool and the original name — is a
 // key of one map.
 type nameIndex struct {
-	names   []string          // primary names, in candidate order
-	primary map[string]int    // primary name → candidate
-	alias   map[string]int    // other accepted forms → candidate
-	byName  map[string]string // primary → original, for reversal
+	names []string       // primary names, in candidate order; cands[i].original reverses names[i]
+	keys  map[string]int // every accepted form → candidate; ambiguous for a form two tools share
 }
+
+// ambiguous marks a key of nameIndex.keys that is an alias of two tools,
+// and so names neither.
+const ambiguous = -1
 
 // buildIndex names candidates per the rules of DESIGN §6: a tool keeps its
 // bare name (sanitized, fit to 64 characters) unless two sources share it;
 // then each of them becomes prefix__tool. A name two tools still share after
-// that is TOOL_NAME_CONFLICT.
+// that is TOOL_NAME_CONFLICT. Primary names take precedence over the other
+// accepted forms; a form that is no primary name and belongs to two tools
+// resolves to neither.
 func buildIndex(cands []candidate) (*nameIndex, error) {
+	// Tools with one bare name form a group, named after its first
+	// candidate; a group is shared when it holds two (source, original)
+	// pairs. Naming needs no more than that.
 	bare := make([]string, len(cands))
-	sources := map[string]map[string]bool{} // bare name → sources offering it
+	group := make([]int, len(cands))
+	shared := make([]bool, len(cands)) // by group
+	groups := make(map[string]int, len(cands))
 	for i, c := range cands {
 		bare[i] = toolname.Bare(c.original)
-		if sources[bare[i]] == nil {
-			sources[bare[i]] = map[string]bool{}
+		g, seen := groups[bare[i]]
+		switch {
+		case !seen:
+			groups[bare[i]], g = i, i
+		case !shared[g] && (cands[g].source != c.source || cands[g].original != c.original):
+			shared[g] = true
 		}
-		sources[bare[i]][c.source+"\x00"+c.original] = true
+		group[i] = g
 	}
 	ix := &nameIndex{
-		names:   make([]string, len(cands)),
-		primary: make(map[string]int, len(cands)),
-		alias:   make(map[string]int, 3*len(cands)),
-		byName:  make(map[string]string, len(cands)),
+		names: make([]string, len(cands)),
+		keys:  make(map[string]int, 4*len(cands)),
 	}
 	var conflicts []string
 	for i, c := range cands {
 		name := bare[i]
-		if len(sources[name]) > 1 {
+		if shared[group[i]] {
 			name = toolname.Qualify(c.prefix, c.original)
 		}
-		if j, dup := ix.primary[name]; dup {
+		if j, dup := ix.keys[name]; dup {
 			conflicts = append(conflicts, fmt.Sprintf("%s (%s.%s and %s.%s)", name, cands[j].source, cands[j].original, c.source, c.original))
 			continue
 		}
 		ix.names[i] = name
-		ix.primary[name] = i
-		ix.byName[name] = c.original
+		ix.keys[name] = i
 	}
 	if len(conflicts) > 0 {
 		return nil, diag.New(diag.ToolNameConflict, "tool names still clash after qualification: %s", strings.Join(conflicts, ", "))
 	}
-	ambiguous := map[string]bool{}
+	// The dotted forms (source.original, prefix.original) of every tool,
+	// and the qualified form of those not named by it, are cut from one
+	// string rather than allocated one by one.
+	// plainQ[i]: Qualify(prefix, original) is prefix__original, since
+	// Sanitize keeps both as they are and Fit keeps what is within MaxLen.
+	plainQ := make([]bool, len(cands))
+	size := 0
 	for i, c := range cands {
-		for _, a := range []string{toolname.Qualify(c.prefix, c.original), c.source + "." + c.original, c.prefix + "." + c.original, c.original} {
-			if _, isPrimary := ix.primary[a]; isPrimary || ambiguous[a] {
-				continue
+		size += len(c.source) + len(c.prefix) + 2*len(c.original) + 2
+		if !shared[group[i]] && len(c.prefix)+len(toolname.Separator)+len(c.original) <= toolname.MaxLen &&
+			toolname.Sanitize(c.prefix) == c.prefix && toolname.Sanitize(c.original) == c.original {
+			plainQ[i] = true
+			size += len(c.prefix) + len(toolname.Separator) + len(c.original)
+		}
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for i, c := range cands {
+		b.WriteString(c.source)
+		b.WriteByte('.')
+		b.WriteString(c.original)
+		b.WriteString(c.prefix)
+		b.WriteByte('.')
+		b.WriteString(c.original)
+		if plainQ[i] {
+			b.WriteString(c.prefix)
+			b.WriteString(toolname.Separator)
+			b.WriteString(c.original)
+		}
+	}
+	arena := b.String()
+	cut := func(n int) string {
+		s := arena[:n]
+		arena = arena[n:]
+		return s
+	}
+	for i, c := range cands {
+		own := ix.names[i]
+		bySource := cut(len(c.source) + 1 + len(c.original))
+		byPrefix := cut(len(c.prefix) + 1 + len(c.original))
+		var qualified string
+		switch {
+		case shared[group[i]]:
+			qualified = own // a shared name's primary is its qualified form
+		case plainQ[i]:
+			qualified = cut(len(c.prefix) + len(toolname.Separator) + len(c.original))
+		default:
+			qualified = toolname.Qualify(c.prefix, c.original)
+		}
+		forms := [...]string{qualified, bySource, byPrefix, c.original}
+		for k, a := range forms {
+			if a == own || slices.Contains(forms[:k], a) {
+				continue // the tool's own primary name, or a form already seen
 			}
-			if j, seen := ix.alias[a]; seen && j != i {
-				delete(ix.alias, a)
-				ambiguous[a] = true
-				continue
+			j, seen := ix.keys[a]
+			switch {
+			case !seen:
+				ix.keys[a] = i
+			case j == ambiguous, j == i, ix.names[j] == a:
+				// already ambiguous, already this tool's, or another tool's
+				// primary name
+			default:
+				ix.keys[a] = ambiguous
 			}
-			ix.alias[a] = i
 		}
 	}
 	return ix, nil
@@ -85,11 +146,10 @@ func buildIndex(cands []candidate) (*nameIndex, error) {
 
 // lookup resolves any accepted form of a name to its candidate index.
 func (ix *nameIndex) lookup(name string) (int, bool) {
-	if i, ok := ix.primary[name]; ok {
+	if i, ok := ix.keys[name]; ok && i != ambiguous {
 		return i, true
 	}
-	i, ok := ix.alias[name]
-	return i, ok
+	return 0, false
 }
 
 // globMatch reports whether a tool name matches a filter pattern. Patterns

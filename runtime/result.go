@@ -1,8 +1,10 @@
 package runtime
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -13,6 +15,11 @@ import (
 // to fit, and what does not fit is replaced by a note saying so.
 func capResult(res *mcp.CallToolResult, max int) *mcp.CallToolResult {
 	if res == nil || max <= 0 {
+		return res
+	}
+	// Most results are far below the cap: an upper bound of their JSON size,
+	// found without encoding them, settles it. Otherwise encode and measure.
+	if n, ok := resultSizeBound(res, max); ok && n <= max {
 		return res
 	}
 	if b, err := json.Marshal(res); err == nil && len(b) <= max {
@@ -50,6 +57,124 @@ func capResult(res *mcp.CallToolResult, max int) *mcp.CallToolResult {
 	out.Content = append(out.Content, &mcp.TextContent{Text: fmt.Sprintf(
 		"[heddle: the result was larger than max_result_bytes (%d) and was cut; %d part(s) omitted]", max, omitted)})
 	return out
+}
+
+// JSON size bounds of a result's fixed parts: the envelope (braces, field
+// names, isError, resultType) and each content part's (braces, type, field
+// names, separators).
+const (
+	resultEnvelopeBound  = 160
+	contentEnvelopeBound = 64
+	jsonNumberBound      = 32 // the longest float64 encoding is 24 bytes
+	jsonDepthBound       = 64 // deeper values are measured by encoding them
+)
+
+// resultSizeBound returns an upper bound of the length of json.Marshal(res).
+// ok is false when it cannot give one that is at most limit: the result has
+// a part it does not know, a value json.Marshal might reject, or is larger
+// than limit. Then only encoding tells.
+func resultSizeBound(res *mcp.CallToolResult, limit int) (n int, ok bool) {
+	if res.InputRequests != nil {
+		return 0, false
+	}
+	n = resultEnvelopeBound + jsonStringBound(res.RequestState)
+	if res.Meta != nil {
+		if n, ok = jsonMapBound(res.Meta, n, 0, limit); !ok {
+			return 0, false
+		}
+	}
+	for _, c := range res.Content {
+		var meta map[string]any
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			if c.Annotations != nil {
+				return 0, false
+			}
+			n += contentEnvelopeBound + jsonStringBound(c.Text)
+			meta = c.Meta
+		case *mcp.ImageContent:
+			if c.Annotations != nil {
+				return 0, false
+			}
+			n += contentEnvelopeBound + jsonStringBound(c.MIMEType) + base64.StdEncoding.EncodedLen(len(c.Data)) + 2
+			meta = c.Meta
+		case *mcp.AudioContent:
+			if c.Annotations != nil {
+				return 0, false
+			}
+			n += contentEnvelopeBound + jsonStringBound(c.MIMEType) + base64.StdEncoding.EncodedLen(len(c.Data)) + 2
+			meta = c.Meta
+		default:
+			return 0, false
+		}
+		if meta != nil {
+			if n, ok = jsonMapBound(meta, n, 0, limit); !ok {
+				return 0, false
+			}
+		}
+		if n > limit {
+			return 0, false
+		}
+	}
+	if res.StructuredContent != nil {
+		return jsonValueBound(res.StructuredContent, n, 0, limit)
+	}
+	return n, n <= limit
+}
+
+// jsonStringBound bounds the JSON encoding of s: quotes, and at most six
+// bytes per byte (\u00XX for control characters and HTML specials; \ufffd
+// for each byte of invalid UTF-8).
+func jsonStringBound(s string) int { return 2 + 6*len(s) }
+
+// jsonValueBound adds to n an upper bound of the JSON encoding of v, a value
+// of the types encoding/json decodes into an any. ok is false for any other
+// type, for values json.Marshal rejects (NaN, infinities), past
+// jsonDepthBound, and once n passes limit.
+func jsonValueBound(v any, n, depth, limit int) (int, bool) {
+	switch v := v.(type) {
+	case nil:
+		n += 4
+	case bool:
+		n += 5
+	case string:
+		n += jsonStringBound(v)
+	case float64:
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return 0, false
+		}
+		n += jsonNumberBound
+	case map[string]any:
+		return jsonMapBound(v, n, depth, limit)
+	case []any:
+		if depth >= jsonDepthBound {
+			return 0, false
+		}
+		n += 4 // [] or, for a nil slice, null
+		for _, e := range v {
+			var ok bool
+			if n, ok = jsonValueBound(e, n+1, depth+1, limit); !ok {
+				return 0, false
+			}
+		}
+	default:
+		return 0, false
+	}
+	return n, n <= limit
+}
+
+func jsonMapBound(m map[string]any, n, depth, limit int) (int, bool) {
+	if depth >= jsonDepthBound {
+		return 0, false
+	}
+	n += 4 // {} or, for a nil map, null
+	for k, e := range m {
+		var ok bool
+		if n, ok = jsonValueBound(e, n+jsonStringBound(k)+2, depth+1, limit); !ok {
+			return 0, false
+		}
+	}
+	return n, n <= limit
 }
 
 // cutUTF8 returns at most n bytes of s, not splitting a character.

@@ -68,6 +68,9 @@ type Options struct {
 	// through Runtime.MCP; they are opened, verified and health-checked
 	// like an agent's grants.
 	MCPUses []MCPUse
+	// OnCall, when set, is told of every finished call (for metrics). It
+	// runs on the caller's goroutine and must not block.
+	OnCall func(CallEvent)
 	// Lock, when set, pins tool definitions (see Lock).
 	Lock *Lock
 	// ClientName and ClientVersion identify heddle to servers.

@@ -5,11 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/heddlehq/heddle/config"
@@ -48,6 +52,9 @@ type toolDef struct {
 
 	schemaOnce sync.Once
 	schema     *jsonschema.Resolved
+	// plain is the input schema when it uses only keywords quickValid
+	// decides (see plainSchema); nil otherwise.
+	plain *jsonschema.Schema
 }
 
 // source is one provider of tools in a toolset.
@@ -176,8 +183,14 @@ func (t *Toolset) Agent() string { return t.agent.Name }
 // index returns the current name index, rebuilding it when a source's tools
 // changed (after list_changed, or a reconnect).
 func (t *Toolset) index(ctx context.Context) (*builtIndex, error) {
-	defs := make([][]*toolDef, len(t.sources))
-	gens := make([]uint64, len(t.sources))
+	// Up to eight sources, the fast path (nothing changed) allocates nothing.
+	var defsBuf [8][]*toolDef
+	var gensBuf [8]uint64
+	defs, gens := defsBuf[:0], gensBuf[:0]
+	if n := len(t.sources); n > len(gensBuf) {
+		defs, gens = make([][]*toolDef, 0, n), make([]uint64, 0, n)
+	}
+	defs, gens = defs[:len(t.sources)], gens[:len(t.sources)]
 	for i, src := range t.sources {
 		d, g, err := src.tools(ctx)
 		if err != nil && !src.down() {
@@ -212,7 +225,7 @@ func (t *Toolset) index(ctx context.Context) (*builtIndex, error) {
 	for i, e := range entries {
 		e.tool.Name = names.names[i]
 	}
-	bi := &builtIndex{names: names, entries: entries, gens: gens}
+	bi := &builtIndex{names: names, entries: entries, gens: slices.Clone(gens)}
 	t.idx.Store(bi)
 	return bi, nil
 }
@@ -249,6 +262,10 @@ type CallOption func(*callConfig)
 type callConfig struct {
 	progress func(Progress)
 }
+
+// noCallOptions is the configuration of a call without options. Sources
+// only read it.
+var noCallOptions callConfig
 
 // Progress is one progress notification of a call.
 type Progress struct {
@@ -297,15 +314,26 @@ func CallerFrom(ctx context.Context) policy.Caller {
 // deadline (policies.tool_timeout_ms) ends the call with a TOOL_TIMEOUT
 // error; a caller's own cancellation returns ctx.Err().
 func (t *Toolset) Call(ctx context.Context, name string, args map[string]any, opts ...CallOption) (*mcp.CallToolResult, error) {
-	var cc callConfig
-	for _, o := range opts {
-		o(&cc)
+	cc := &noCallOptions // read-only: most calls have no options
+	if len(opts) > 0 {
+		cc = &callConfig{}
+		for _, o := range opts {
+			o(cc)
+		}
+	}
+	var start time.Time
+	if t.rt.opts.OnCall != nil {
+		start = time.Now()
 	}
 	sctx, cancel := context.WithTimeout(ctx, t.timeout)
 	defer cancel()
-	res, err := t.call(sctx, name, args, &cc)
+	res, err := t.call(sctx, name, args, cc)
 	if err != nil && ctx.Err() == nil && sctx.Err() != nil {
-		return nil, diag.Wrap(diag.ToolTimeout, err, "agent %s: %s did not finish within tool_timeout_ms (%d ms)", t.agent.Name, name, t.agent.Policies.ToolTimeoutMS)
+		err = diag.Wrap(diag.ToolTimeout, err, "agent %s: %s did not finish within tool_timeout_ms (%d ms)", t.agent.Name, name, t.agent.Policies.ToolTimeoutMS)
+		res = nil
+	}
+	if t.rt.opts.OnCall != nil {
+		t.observe(name, res, err, time.Since(start))
 	}
 	return res, err
 }
@@ -426,26 +454,170 @@ func validateArgs(d *toolDef, args map[string]any) string {
 		}
 		if r, err := s.Resolve(nil); err == nil {
 			d.schema = r
+			if plainSchema(&s, true) {
+				d.plain = &s
+			}
 		}
 	})
 	if d.schema == nil {
 		return ""
 	}
-	var instance any = map[string]any{}
-	if args != nil {
-		// Validate the JSON form the server will receive.
+	// Validate the JSON form the server will receive.
+	var instance any
+	switch {
+	case args == nil:
+		instance = map[string]any{}
+	case jsonNative(args, 0):
+		// Already that form: encoding and decoding would give back an
+		// equal value.
+		instance = args
+	default:
 		raw, err := json.Marshal(args)
 		if err != nil {
 			return "the arguments cannot be encoded as JSON"
 		}
-		if err := json.Unmarshal(raw, &instance); err != nil {
+		var decoded any
+		if err := json.Unmarshal(raw, &decoded); err != nil {
 			return "the arguments cannot be encoded as JSON"
 		}
+		instance = decoded
+	}
+	// quickValid accepts only what the full validator accepts; whatever it
+	// does not accept is left to the validator, which also words the error.
+	if d.plain != nil && quickValid(d.plain, instance) {
+		return ""
 	}
 	if err := d.schema.Validate(instance); err != nil {
 		return err.Error()
 	}
 	return ""
+}
+
+// jsonNative reports whether v is made only of the values encoding/json
+// decodes into an any — nil, bool, finite float64, valid UTF-8 string, and
+// non-nil []any and map[string]any of those — so that a JSON round trip
+// would return an equal value.
+func jsonNative(v any, depth int) bool {
+	if depth > jsonDepthBound {
+		return false
+	}
+	switch v := v.(type) {
+	case nil, bool:
+		return true
+	case string:
+		return utf8.ValidString(v)
+	case float64:
+		return !math.IsNaN(v) && !math.IsInf(v, 0)
+	case map[string]any:
+		if v == nil {
+			return false
+		}
+		for k, e := range v {
+			if !utf8.ValidString(k) || !jsonNative(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		if v == nil {
+			return false
+		}
+		for _, e := range v {
+			if !jsonNative(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// plainSchema reports whether s uses only keywords quickValid decides
+// exactly as jsonschema does — type (one name), properties, required, and
+// additionalProperties true or false — besides annotations that validation
+// ignores, and only such schemas under properties. $schema may name a
+// supported draft at the root.
+func plainSchema(s *jsonschema.Schema, root bool) bool {
+	if s == nil {
+		return false
+	}
+	switch s.Type {
+	case "", "null", "boolean", "string", "integer", "number", "object", "array":
+	default:
+		return false
+	}
+	for _, sub := range s.Properties {
+		if !plainSchema(sub, false) {
+			return false
+		}
+	}
+	if ap := s.AdditionalProperties; ap != nil && !reflect.DeepEqual(*ap, jsonschema.Schema{}) &&
+		!reflect.DeepEqual(*ap, jsonschema.Schema{Not: &jsonschema.Schema{}}) {
+		return false
+	}
+	rest := *s
+	rest.Type, rest.Properties, rest.Required, rest.AdditionalProperties = "", nil, nil, nil
+	rest.Title, rest.Description, rest.Comment, rest.Default, rest.Examples = "", "", "", nil, nil
+	rest.Deprecated, rest.ReadOnly, rest.WriteOnly, rest.Format, rest.PropertyOrder = false, false, false, "", nil
+	switch rest.Schema {
+	case "http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft-07/schema#", "https://json-schema.org/draft/2020-12/schema":
+		if root {
+			rest.Schema = ""
+		}
+	}
+	return reflect.DeepEqual(rest, jsonschema.Schema{})
+}
+
+// quickValid reports whether v, a value of the types encoding/json decodes
+// into an any, conforms to s, a schema plainSchema accepts. It follows
+// jsonschema's rules: integers are whole numbers, "number" includes them, and
+// the object keywords apply to objects only.
+func quickValid(s *jsonschema.Schema, v any) bool {
+	if s.Type != "" {
+		var got string
+		switch v := v.(type) {
+		case nil:
+			got = "null"
+		case bool:
+			got = "boolean"
+		case string:
+			got = "string"
+		case float64:
+			got = "number"
+			if _, frac := math.Modf(v); frac == 0 {
+				got = "integer"
+			}
+		case map[string]any:
+			got = "object"
+		case []any:
+			got = "array"
+		}
+		if got != s.Type && !(got == "integer" && s.Type == "number") {
+			return false
+		}
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return true
+	}
+	for name, sub := range s.Properties {
+		if pv, present := obj[name]; present && !quickValid(sub, pv) {
+			return false
+		}
+	}
+	for _, name := range s.Required {
+		if _, present := obj[name]; !present {
+			return false
+		}
+	}
+	if ap := s.AdditionalProperties; ap != nil && ap.Not != nil {
+		for name := range obj {
+			if _, declared := s.Properties[name]; !declared {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // progressSeq numbers progress tokens.

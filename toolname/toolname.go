@@ -41,6 +41,9 @@ func Sanitize(name string) string {
 	if name == "" {
 		return "_"
 	}
+	if clean(name) {
+		return name // the common case: nothing to replace, nothing to allocate
+	}
 	out := make([]byte, 0, len(name))
 	for _, r := range name {
 		if r < 128 && (r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
@@ -50,6 +53,16 @@ func Sanitize(name string) string {
 		}
 	}
 	return string(out)
+}
+
+// clean reports whether every byte of name is in [a-zA-Z0-9_-].
+func clean(name string) bool {
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !(c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
 }
 
 // Fit returns name if it is at most MaxLen long, and otherwise its first

@@ -20,6 +20,7 @@ import (
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/plan"
+	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/usecase"
 
 	// The example application's operations, so that the shipped example's
@@ -98,6 +99,7 @@ type env struct {
 	g              globals
 	environ        []string
 	flags          *flag.FlagSet // the command's, once parsed
+	onCall         func(runtime.CallEvent)
 }
 
 // Main runs the heddle command with args (without the program name) and

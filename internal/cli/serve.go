@@ -17,6 +17,7 @@ import (
 
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/health"
+	"github.com/heddlehq/heddle/metrics"
 	"github.com/heddlehq/heddle/policy"
 	"github.com/heddlehq/heddle/runtime"
 )
@@ -48,6 +49,8 @@ func (e *env) serve(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	m := metrics.New()
+	e.onCall = m.Observe
 	rt, code := e.open(ctx, &rf, log, false)
 	if rt == nil {
 		return code
@@ -59,7 +62,7 @@ func (e *env) serve(args []string) int {
 		fmt.Fprintf(e.stderr, "heddle: listen: %v\n", err)
 		return ExitFail
 	}
-	srv := &http.Server{Handler: Handler(rt), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: Handler(rt, m), ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(e.stdout, "heddle: serving on http://%s\n", ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -81,6 +84,7 @@ func (e *env) serve(args []string) int {
 // Handler serves the runtime over HTTP:
 //
 //	GET  /livez, /readyz                     the probes (package health)
+//	GET  /metrics                            Prometheus metrics (package metrics)
 //	GET  /v1/agents/{agent}/tools            the agent's tools
 //	POST /v1/agents/{agent}/tools/{tool}     one call; the body is the arguments
 //
@@ -88,9 +92,12 @@ func (e *env) serve(args []string) int {
 // (comma-separated) and X-Heddle-Claim-NAME headers. The invoke API trusts
 // them: expose it only behind a proxy that authenticates callers and sets
 // these headers, never directly.
-func Handler(rt *runtime.Runtime) http.Handler {
+func Handler(rt *runtime.Runtime, m *metrics.Metrics) http.Handler {
 	mux := http.NewServeMux()
 	health.Register(mux, rt)
+	if m != nil {
+		mux.Handle("GET /metrics", m.Handler(rt))
+	}
 	mux.HandleFunc("GET /v1/agents/{agent}/tools", func(w http.ResponseWriter, r *http.Request) {
 		ts, err := rt.Toolset(r.PathValue("agent"))
 		if err != nil {

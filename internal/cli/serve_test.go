@@ -12,6 +12,7 @@ import (
 
 	"github.com/heddlehq/heddle/compile"
 	"github.com/heddlehq/heddle/config"
+	"github.com/heddlehq/heddle/metrics"
 	"github.com/heddlehq/heddle/runtime"
 )
 
@@ -27,12 +28,13 @@ func TestServeHandler(t *testing.T) {
 	if p == nil {
 		t.Fatal(append(ds, cds...))
 	}
-	rt, err := runtime.Open(context.Background(), p, runtime.Options{})
+	m := metrics.New()
+	rt, err := runtime.Open(context.Background(), p, runtime.Options{OnCall: m.Observe})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	srv := httptest.NewServer(Handler(rt))
+	srv := httptest.NewServer(Handler(rt, m))
 	defer srv.Close()
 
 	get := func(path string) (int, string) {
@@ -86,5 +88,20 @@ func TestServeHandler(t *testing.T) {
 	}
 	if code, _ := post("/v1/agents/a/tools/echo", `[1,2]`, nil); code != 400 {
 		t.Errorf("bad body %d", code)
+	}
+	// The calls above are counted by outcome; the dependency is up.
+	code, body := get("/metrics")
+	for _, want := range []string{
+		`heddle_calls_total{agent="a",code="ok",server="srv",source="mcp"} 2`,
+		`heddle_calls_total{agent="a",code="TOOL_DENIED",server="srv",source="mcp"} 1`,
+		`heddle_dependency_up{kind="mcp",name="srv",required="true"} 1`,
+		`heddle_call_duration_seconds_count{agent="a",server="srv",source="mcp"} 3`,
+	} {
+		if code != 200 || !strings.Contains(body, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if strings.Contains(body, `"hi"`) {
+		t.Error("metrics carry an argument value")
 	}
 }

@@ -1,0 +1,106 @@
+// Package metrics exposes a runtime in Prometheus's text format:
+//
+//	heddle_calls_total{agent, source, server, code}      calls by outcome
+//	heddle_call_duration_seconds{agent, source, server}  call latency
+//	heddle_dependency_up{name, kind, required}           1 when ready
+//	heddle_dependency_tools{name, kind}                  tools listed
+//
+// code is "ok", "tool_error" (the tool's own failure) or the diagnostic
+// code of a refusal or failure (TOOL_DENIED, TRANSPORT_TIMEOUT, …). Labels
+// carry names only — agents, servers, codes — never arguments, results or
+// anything secret. Tool names are left out of labels on purpose: a server
+// decides how many there are.
+//
+//	m := metrics.New()
+//	rt, _ := runtime.Open(ctx, p, runtime.Options{OnCall: m.Observe})
+//	mux.Handle("GET /metrics", m.Handler(rt))
+package metrics
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/heddlehq/heddle/runtime"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics holds heddle's metrics. It is safe for concurrent use.
+type Metrics struct {
+	reg      *prometheus.Registry
+	calls    *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+// New returns metrics in a registry of their own, with the Go runtime's and
+// the process's collectors.
+func New() *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "heddle_calls_total",
+			Help: "Tool calls through toolsets, by agent, source kind, server and outcome code.",
+		}, []string{"agent", "source", "server", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "heddle_call_duration_seconds",
+			Help:    "Latency of tool calls through toolsets.",
+			Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 25},
+		}, []string{"agent", "source", "server"}),
+	}
+	m.reg.MustRegister(m.calls, m.duration,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Observe records one call; pass it as runtime.Options.OnCall.
+func (m *Metrics) Observe(ev runtime.CallEvent) {
+	code := string(ev.Code)
+	switch {
+	case code != "":
+	case ev.ToolError:
+		code = "tool_error"
+	default:
+		code = "ok"
+	}
+	m.calls.WithLabelValues(ev.Agent, ev.Source, ev.Server, code).Inc()
+	m.duration.WithLabelValues(ev.Agent, ev.Source, ev.Server).Observe(ev.Duration.Seconds())
+}
+
+// Handler serves the metrics, with each dependency's state read from r at
+// scrape time.
+func (m *Metrics) Handler(r interface{ Health() runtime.Report }) http.Handler {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(dependencies{r})
+	return promhttp.HandlerFor(prometheus.Gatherers{m.reg, reg}, promhttp.HandlerOpts{})
+}
+
+var (
+	upDesc = prometheus.NewDesc("heddle_dependency_up",
+		"1 when the dependency (an MCP server, SQL source or remote agent) is ready, else 0.",
+		[]string{"name", "kind", "required"}, nil)
+	toolsDesc = prometheus.NewDesc("heddle_dependency_tools",
+		"Tools the dependency offered at its last successful listing.",
+		[]string{"name", "kind"}, nil)
+)
+
+// dependencies reports the runtime's health report as gauges.
+type dependencies struct {
+	r interface{ Health() runtime.Report }
+}
+
+func (d dependencies) Describe(ch chan<- *prometheus.Desc) {
+	ch <- upDesc
+	ch <- toolsDesc
+}
+
+func (d dependencies) Collect(ch chan<- prometheus.Metric) {
+	for _, dep := range d.r.Health().Dependencies {
+		up := 0.0
+		if dep.State == runtime.StateReady {
+			up = 1
+		}
+		ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, up, dep.Name, dep.Kind, strconv.FormatBool(dep.Required))
+		ch <- prometheus.MustNewConstMetric(toolsDesc, prometheus.GaugeValue, float64(dep.Tools), dep.Name, dep.Kind)
+	}
+}
