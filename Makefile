@@ -70,7 +70,7 @@ fuzz:
 # BENCHTIME sets each one's duration.
 BENCH     ?= .
 BENCHTIME ?= 2s
-BENCHPKGS := ./runtime/ ./compile/
+BENCHPKGS := ./runtime/ ./compile/ ./grants/usecase/live/ ./grants/sql/live/ ./auth/plugin/
 
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -benchmem -count=1 $(BENCHPKGS)

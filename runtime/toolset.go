@@ -380,8 +380,14 @@ func (t *Toolset) call(ctx context.Context, name string, args map[string]any, cc
 	if msg := validateArgs(e.def, args); msg != "" {
 		return refusal(diag.ToolArgsInvalid, "the arguments do not match the tool's input schema: %s", msg), nil
 	}
-	tctx, cancel := context.WithTimeout(ctx, e.src.transportTimeout())
-	defer cancel()
+	// The transport's deadline, unless the supervisor's comes first anyway
+	// (always so for use cases): one timer fewer on the call path.
+	tctx := ctx
+	if d, ok := ctx.Deadline(); !ok || time.Until(d) > e.src.transportTimeout() {
+		var cancel context.CancelFunc
+		tctx, cancel = context.WithTimeout(ctx, e.src.transportTimeout())
+		defer cancel()
+	}
 	res, err := e.src.call(tctx, e.def, args, cc)
 	switch {
 	case err == nil:
