@@ -171,7 +171,11 @@ func Open(ctx context.Context, p *plan.Plan, opts Options) (*Runtime, error) {
 			}
 			if err := s.connect(hctx); err != nil {
 				failures[i] = &Failure{Server: name, Kind: "mcp", Err: err, Fatal: s.spec.Required}
+				return nil
 			}
+			// List at once, overlapping other servers' handshakes; a listing
+			// that fails here is tried again, and reported, by verify.
+			_, _, _ = s.refresh(hctx, true)
 			return nil
 		})
 	}
@@ -468,7 +472,7 @@ func (rt *Runtime) verify(ctx context.Context) error {
 			continue // tolerated: its filters are checked when it connects
 		}
 		g.Go(func() error {
-			_, _, err := s.refresh(ctx, true)
+			_, _, err := s.refresh(ctx, false) // lists only a server phase 1 could not
 			switch {
 			case err != nil && ctx.Err() != nil:
 				err = diag.Wrap(diag.StartupTimeout, err, "server %s: listing its tools did not finish within ai.startup_timeout_ms", name)

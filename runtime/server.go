@@ -499,6 +499,9 @@ func classify(ctx context.Context, err error) failure {
 }
 
 func isBroken(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return false // the caller gave up; the session is fine
+	}
 	f := classify(context.Background(), err)
 	return f == failNotSent || f == failBroken
 }
