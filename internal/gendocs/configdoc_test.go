@@ -20,7 +20,6 @@ import (
 	"github.com/heddlehq/heddle/auth"
 	"github.com/heddlehq/heddle/compile"
 	"github.com/heddlehq/heddle/config"
-	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants"
 	"github.com/heddlehq/heddle/grants/mcp"
 	"github.com/heddlehq/heddle/grants/sql"
@@ -428,46 +427,8 @@ func tableRows(doc, key string) [][]string {
 
 var (
 	codeWordRE = regexp.MustCompile(`\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b`)
-	codeLinkRE = regexp.MustCompile("\\[`?([A-Z0-9_]+)`?\\]\\(errors\\.md#([A-Za-z0-9_]+)\\)")
 )
 
 // fencedRE matches a fenced code block: program output and examples, where
 // codes stand as heddle prints them.
 var fencedRE = regexp.MustCompile("(?ms)^```.*?^```")
-
-// TestCodeLinks fails when a user document names a diagnostic code in its
-// text without linking it to its section of docs/errors.md, or links to a
-// code that does not exist.
-func TestCodeLinks(t *testing.T) {
-	for _, name := range []string{configDoc, "docs/getting-started.md"} {
-		doc := fencedRE.ReplaceAllString(readDoc(t, name), "")
-		rest := codeLinkRE.ReplaceAllStringFunc(doc, func(link string) string {
-			m := codeLinkRE.FindStringSubmatch(link)
-			if m[1] != m[2] {
-				t.Errorf("%s: link text %s points at #%s", name, m[1], m[2])
-			}
-			if _, ok := diag.Lookup(diag.Code(m[2])); !ok {
-				t.Errorf("%s: link to errors.md#%s, which is not a code", name, m[2])
-			}
-			return ""
-		})
-		for _, w := range codeWordRE.FindAllString(rest, -1) {
-			if _, ok := diag.Lookup(diag.Code(w)); ok {
-				t.Errorf("%s: code %s is mentioned without a link to errors.md#%s", name, w, w)
-			}
-		}
-	}
-}
-
-// TestDocYAMLParses fails when a YAML example in a user document does not
-// parse the way heddle parses configuration.
-func TestDocYAMLParses(t *testing.T) {
-	blockRE := regexp.MustCompile("(?s)```yaml\n(.*?)```")
-	for _, name := range []string{configDoc, "docs/getting-started.md"} {
-		for i, m := range blockRE.FindAllStringSubmatch(readDoc(t, name), -1) {
-			if _, ds := config.ParseYAML(name, []byte(m[1])); ds.HasErrors() {
-				t.Errorf("%s: YAML example %d does not parse: %v\n%s", name, i+1, ds.Err(), m[1])
-			}
-		}
-	}
-}

@@ -25,13 +25,15 @@ import (
 // by TestCodeLinks and TestDocYAMLParses).
 var userDocs = []string{
 	"README.md",
+	configDoc,
+	"docs/getting-started.md",
 	"docs/architecture.md",
 	"docs/operations.md",
 	"docs/reliability.md",
 	"docs/auth.md",
 }
 
-// anyCodeLinkRE is codeLinkRE that also accepts links from the repository's
+// anyCodeLinkRE matches a link to a code's section of errors.md, from docs/ or from the repository's
 // root (docs/errors.md#CODE), as README.md writes them.
 var anyCodeLinkRE = regexp.MustCompile("\\[`?([A-Z0-9_]+)`?\\]\\((?:docs/)?errors\\.md#([A-Za-z0-9_]+)\\)")
 
