@@ -325,11 +325,14 @@ func (t *Toolset) Call(ctx context.Context, name string, args map[string]any, op
 	if t.rt.opts.OnCall != nil {
 		start = time.Now()
 	}
-	sctx, cancel := context.WithTimeout(ctx, t.timeout)
-	defer cancel()
-	res, err := t.call(sctx, name, args, cc)
-	if err != nil && ctx.Err() == nil && sctx.Err() != nil {
-		err = diag.Wrap(diag.ToolTimeout, err, "agent %s: %s did not finish within tool_timeout_ms (%d ms)", t.agent.Name, name, t.agent.Policies.ToolTimeoutMS)
+	// The supervisor's deadline. It is not a context of its own: the few
+	// steps that can wait (a re-listing, an approval) get one when they
+	// must, and the call itself runs under one timer set to whichever of
+	// the supervisor's and the transport's deadlines comes first.
+	sd := time.Now().Add(t.timeout)
+	res, err := t.call(ctx, sd, name, args, cc)
+	if errors.Is(err, errSupervisor) {
+		err = diag.Wrap(diag.ToolTimeout, context.DeadlineExceeded, "agent %s: %s did not finish within tool_timeout_ms (%d ms)", t.agent.Name, name, t.agent.Policies.ToolTimeoutMS)
 		res = nil
 	}
 	if t.rt.opts.OnCall != nil {
@@ -338,8 +341,43 @@ func (t *Toolset) Call(ctx context.Context, name string, args map[string]any, op
 	return res, err
 }
 
-func (t *Toolset) call(ctx context.Context, name string, args map[string]any, cc *callConfig) (*mcp.CallToolResult, error) {
-	bi, err := t.index(ctx)
+// errSupervisor is call's report that the supervisor's deadline passed.
+var errSupervisor = errors.New("the supervisor's deadline passed")
+
+// bounded runs f under the supervisor's deadline sd, reporting its expiry
+// as errSupervisor.
+func bounded[T any](ctx context.Context, sd time.Time, f func(context.Context) (T, error)) (T, error) {
+	bctx, cancel := context.WithDeadline(ctx, sd)
+	defer cancel()
+	v, err := f(bctx)
+	if err != nil && ctx.Err() == nil && bctx.Err() != nil {
+		return v, errSupervisor
+	}
+	return v, err
+}
+
+// mayList reports whether the next index() may have to list a source: the
+// index was never built, or a server announced list_changed or reconnected.
+func (t *Toolset) mayList() bool {
+	if t.idx.Load() == nil {
+		return true
+	}
+	for _, src := range t.sources {
+		if m, ok := src.(*mcpSource); ok && m.srv.stale.Load() {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *Toolset) call(ctx context.Context, sd time.Time, name string, args map[string]any, cc *callConfig) (*mcp.CallToolResult, error) {
+	var bi *builtIndex
+	var err error
+	if t.mayList() {
+		bi, err = bounded(ctx, sd, t.index)
+	} else {
+		bi, err = t.index(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -367,7 +405,9 @@ func (t *Toolset) call(ctx context.Context, name string, args map[string]any, cc
 	case policy.Ask:
 		approved := false
 		if t.rt.opts.Approver != nil {
-			ok, err := t.rt.opts.Approver(ctx, ApprovalRequest{Agent: t.agent.Name, Tool: e.tool, Args: args, Caller: caller, Reason: d.Reason})
+			ok, err := bounded(ctx, sd, func(actx context.Context) (bool, error) {
+				return t.rt.opts.Approver(actx, ApprovalRequest{Agent: t.agent.Name, Tool: e.tool, Args: args, Caller: caller, Reason: d.Reason})
+			})
 			if err != nil {
 				return nil, err
 			}
@@ -380,22 +420,29 @@ func (t *Toolset) call(ctx context.Context, name string, args map[string]any, cc
 	if msg := validateArgs(e.def, args); msg != "" {
 		return refusal(diag.ToolArgsInvalid, "the arguments do not match the tool's input schema: %s", msg), nil
 	}
-	// The transport's deadline, unless the supervisor's comes first anyway
-	// (always so for use cases): one timer fewer on the call path.
-	tctx := ctx
-	if d, ok := ctx.Deadline(); !ok || time.Until(d) > e.src.transportTimeout() {
+	// One timer: whichever of the transport's and the supervisor's
+	// deadlines comes first (for use cases, always the supervisor's). The
+	// caller's own, earlier deadline needs none of its own.
+	deadline, transportFirst := sd, false
+	if td := time.Now().Add(e.src.transportTimeout()); td.Before(sd) {
+		deadline, transportFirst = td, true
+	}
+	cctx := ctx
+	if d, ok := ctx.Deadline(); !ok || d.After(deadline) {
 		var cancel context.CancelFunc
-		tctx, cancel = context.WithTimeout(ctx, e.src.transportTimeout())
+		cctx, cancel = context.WithDeadline(ctx, deadline)
 		defer cancel()
 	}
-	res, err := e.src.call(tctx, e.def, args, cc)
+	res, err := e.src.call(cctx, e.def, args, cc)
 	switch {
 	case err == nil:
 		return capResult(res, e.src.maxResultBytes()), nil
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
-	case tctx.Err() != nil:
+	case cctx.Err() != nil && transportFirst:
 		return refusal(diag.TransportTimeout, "%s did not answer within its timeout_ms (%d ms); you may retry", e.tool.Name, e.src.transportTimeout().Milliseconds()), nil
+	case cctx.Err() != nil:
+		return nil, errSupervisor
 	}
 	if code := diag.CodeOf(err); code != "" {
 		return refusal(code, "%s", safeMessage(err)), nil
