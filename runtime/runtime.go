@@ -428,10 +428,6 @@ func (rt *Runtime) Close() error {
 	return errors.Join(errs...)
 }
 
-func (rt *Runtime) supervisorCtx(*server) context.Context { return rt.supCtx }
-
-func (rt *Runtime) cancelSupervisor(*server) {}
-
 // Unavailable lists the servers that are down, with the code of why.
 func (rt *Runtime) Unavailable() map[string]diag.Code {
 	out := map[string]diag.Code{}

@@ -92,7 +92,6 @@ func (s *server) release() {
 	sess, cmd, attempt := s.sess, s.cmd, s.attempt
 	s.sess, s.cmd = nil, nil
 	s.mu.Unlock()
-	s.rt.cancelSupervisor(s)
 	closeSession(sess, cmd)
 	if attempt != nil {
 		<-attempt // a connect in flight finishes (and closes its own session)
@@ -298,7 +297,7 @@ func (s *server) reconnectLoop() {
 		s.loop = false
 		s.mu.Unlock()
 	}()
-	ctx := s.rt.supervisorCtx(s)
+	ctx := s.rt.supCtx
 	delay := backoffFirst
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/plan"
@@ -61,6 +62,17 @@ func writeJSON(w io.Writer, v any) {
 func summary(p *plan.Plan, ds diag.Diagnostics) string {
 	return fmt.Sprintf("ok: %s, %s, %s",
 		plural(len(p.Agents), "agent"), plural(len(p.Servers), "MCP server"), plural(len(ds), "warning"))
+}
+
+// CheckOutput renders diagnostics with errors exactly as heddle check
+// prints them: the text it writes to stderr, and the JSON --format json
+// writes to stdout. The documentation generator shows its examples with it.
+func CheckOutput(ds diag.Diagnostics) (text, js string) {
+	var t, j strings.Builder
+	printDiagnostics(&t, ds)
+	fmt.Fprintf(&t, "%s\n", plural(len(ds.Errors()), "error"))
+	writeJSON(&j, toJSON(ds))
+	return t.String(), j.String()
 }
 
 func (e *env) check(args []string) int {

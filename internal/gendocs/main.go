@@ -20,7 +20,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -33,6 +32,7 @@ import (
 	"github.com/heddlehq/heddle/compile"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/internal/cli"
 	"golang.org/x/tools/txtar"
 )
 
@@ -422,23 +422,6 @@ func writeIntro(b *bytes.Buffer) error {
 	return nil
 }
 
-// jsonDiagnostic is one diagnostic of heddle check --format json, field for
-// field as internal/cli writes it.
-type jsonDiagnostic struct {
-	Code     diag.Code     `json:"code"`
-	Severity diag.Severity `json:"severity"`
-	Message  string        `json:"message"`
-	File     string        `json:"file"`
-	Line     int           `json:"line"`
-	Column   int           `json:"column"`
-	Path     string        `json:"path"`
-}
-
-type checkResult struct {
-	OK          bool             `json:"ok"`
-	Diagnostics []jsonDiagnostic `json:"diagnostics"`
-}
-
 // exampleOutput compiles introExample and formats its diagnostics as
 // heddle check does, as text and as JSON.
 func exampleOutput() (text, js string, err error) {
@@ -449,31 +432,6 @@ func exampleOutput() (text, js string, err error) {
 	if !ds.HasErrors() {
 		return "", "", fmt.Errorf("the introduction's example compiles without errors")
 	}
-	var b strings.Builder
-	res := checkResult{OK: false, Diagnostics: []jsonDiagnostic{}}
-	for _, d := range ds {
-		b.WriteString(d.Error() + "\n")
-		jd := jsonDiagnostic{Code: d.Code, Severity: d.Severity, Message: d.Summary, Path: d.Path}
-		if d.Detail != "" {
-			b.WriteString("    " + strings.ReplaceAll(d.Detail, "\n", "\n    ") + "\n")
-			jd.Message += " (" + d.Detail + ")"
-		}
-		if d.Range != nil {
-			jd.File, jd.Line, jd.Column = d.Range.File, d.Range.Line, d.Range.Column
-		}
-		res.Diagnostics = append(res.Diagnostics, jd)
-	}
-	if n := len(ds.Errors()); n == 1 {
-		b.WriteString("1 error\n")
-	} else {
-		fmt.Fprintf(&b, "%d errors\n", n)
-	}
-	var jb bytes.Buffer
-	enc := json.NewEncoder(&jb)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(res); err != nil {
-		return "", "", err
-	}
-	return b.String(), jb.String(), nil
+	text, js = cli.CheckOutput(ds)
+	return text, js, nil
 }
