@@ -17,17 +17,34 @@ type candidate struct {
 	original string // the tool's own name
 }
 
-// nameIndex maps model-facing names to tools and back. Lookups are O(1):
-// every accepted form of every name — the primary name, the qualified
-// prefix__tool, the legacy dotted source.tool and the original name — is a
-// key of one map.
+// nameIndex maps model-facing names to tools and back.
+//
+// A tool answers to its primary name and to four aliases: the qualified
+// prefix__tool, the dotted source.tool and prefix.tool, and its original
+// name. Only primary names are keys of one big map; most aliases are a
+// source's name or prefix joined to a tool's original name, so they are
+// resolved by splitting the name at each separator and asking that source's
+// own, small map of original names. The aliases that cannot be found that
+// way (original names that are not the tool's primary name, and qualified
+// names that sanitizing or cutting changed) are keys of a map of their own.
+// A lookup is one probe for a primary name and a few for an alias, however
+// many tools there are; building touches a big map once or twice per tool
+// instead of once per form.
 type nameIndex struct {
-	names []string       // primary names, in candidate order; cands[i].original reverses names[i]
-	keys  map[string]int // every accepted form → candidate; ambiguous for a form two tools share
+	names   []string            // primary names, in candidate order; cands[i].original reverses names[i]
+	primary map[string]int      // primary name → candidate
+	aliases map[string]int      // aliases not found by splitting → candidate; ambiguous for one two tools share
+	sides   map[string][]*named // a source's name, and its prefix → the sources so called
+	plainQ  []bool              // by candidate: its qualified name is prefix__original, unchanged
 }
 
-// ambiguous marks a key of nameIndex.keys that is an alias of two tools,
-// and so names neither.
+// named is one source's tools by original name.
+type named struct {
+	source, prefix string
+	tools          map[string]int
+}
+
+// ambiguous marks an alias two tools share, which names neither.
 const ambiguous = -1
 
 // buildIndex names candidates per the rules of DESIGN §6: a tool keeps its
@@ -37,119 +54,178 @@ const ambiguous = -1
 // accepted forms; a form that is no primary name and belongs to two tools
 // resolves to neither.
 func buildIndex(cands []candidate) (*nameIndex, error) {
-	// Tools with one bare name form a group, named after its first
-	// candidate; a group is shared when it holds two (source, original)
-	// pairs. Naming needs no more than that.
-	bare := make([]string, len(cands))
+	ix := &nameIndex{
+		names:   make([]string, len(cands)),
+		primary: make(map[string]int, len(cands)),
+		sides:   make(map[string][]*named),
+		plainQ:  make([]bool, len(cands)),
+	}
+	// Tools with one bare name form a group, keyed in primary by that name
+	// and held by its first candidate; a group is shared when it holds two
+	// (source, original) pairs. A group that is not shared keeps the bare
+	// name as its primary name, so primary needs no second pass for it.
 	group := make([]int, len(cands))
 	shared := make([]bool, len(cands)) // by group
-	groups := make(map[string]int, len(cands))
+	var conflicts []string
+	conflict := func(name string, j, i int) {
+		conflicts = append(conflicts, fmt.Sprintf("%s (%s.%s and %s.%s)", name, cands[j].source, cands[j].original, cands[i].source, cands[i].original))
+	}
+	var dups []int // candidates equal to their group's first
 	for i, c := range cands {
-		bare[i] = toolname.Bare(c.original)
-		g, seen := groups[bare[i]]
+		b := toolname.Bare(c.original)
+		ix.names[i] = b
+		g, seen := ix.primary[b]
 		switch {
 		case !seen:
-			groups[bare[i]], g = i, i
-		case !shared[g] && (cands[g].source != c.source || cands[g].original != c.original):
+			ix.primary[b], g = i, i
+		case cands[g].source != c.source || cands[g].original != c.original:
 			shared[g] = true
+		default:
+			dups = append(dups, i)
 		}
 		group[i] = g
 	}
-	ix := &nameIndex{
-		names: make([]string, len(cands)),
-		keys:  make(map[string]int, 4*len(cands)),
-	}
-	var conflicts []string
-	for i, c := range cands {
-		name := bare[i]
+	nShared := 0
+	for i := range cands {
 		if shared[group[i]] {
-			name = toolname.Qualify(c.prefix, c.original)
+			nShared++
 		}
-		if j, dup := ix.keys[name]; dup {
-			conflicts = append(conflicts, fmt.Sprintf("%s (%s.%s and %s.%s)", name, cands[j].source, cands[j].original, c.source, c.original))
+	}
+	ix.aliases = make(map[string]int, nShared)
+	// A shared group's bare name names no tool: each member takes its
+	// qualified name instead, which may clash with another primary name.
+	for i := range cands {
+		if g := group[i]; g == i && shared[g] {
+			delete(ix.primary, ix.names[i])
+		}
+	}
+	for i, c := range cands {
+		if !shared[group[i]] {
 			continue
 		}
-		ix.names[i] = name
-		ix.keys[name] = i
+		q := toolname.Qualify(c.prefix, c.original)
+		ix.names[i] = q
+		if j, dup := ix.primary[q]; dup {
+			conflict(q, min(i, j), max(i, j))
+			continue
+		}
+		ix.primary[q] = i
+	}
+	for _, i := range dups {
+		if !shared[group[i]] { // a shared one clashed above
+			conflict(ix.names[i], group[i], i)
+		}
 	}
 	if len(conflicts) > 0 {
+		slices.Sort(conflicts)
 		return nil, diag.New(diag.ToolNameConflict, "tool names still clash after qualification: %s", strings.Join(conflicts, ", "))
 	}
-	// The dotted forms (source.original, prefix.original) of every tool,
-	// and the qualified form of those not named by it, are cut from one
-	// string rather than allocated one by one.
-	// plainQ[i]: Qualify(prefix, original) is prefix__original, since
-	// Sanitize keeps both as they are and Fit keeps what is within MaxLen.
-	plainQ := make([]bool, len(cands))
-	size := 0
+	// Each source's tools by original name, reached by the source's name
+	// and by its prefix. Candidates usually come source by source, so the
+	// last source is tried first; each map is made at its final size.
+	type sourceKey struct{ source, prefix string }
+	bySource := make(map[sourceKey]int)
+	var srcs []*named
+	sid := make([]int, len(cands))
+	var counts []int
+	last := -1
 	for i, c := range cands {
-		size += len(c.source) + len(c.prefix) + 2*len(c.original) + 2
-		if !shared[group[i]] && len(c.prefix)+len(toolname.Separator)+len(c.original) <= toolname.MaxLen &&
-			toolname.Sanitize(c.prefix) == c.prefix && toolname.Sanitize(c.original) == c.original {
-			plainQ[i] = true
-			size += len(c.prefix) + len(toolname.Separator) + len(c.original)
-		}
-	}
-	var b strings.Builder
-	b.Grow(size)
-	for i, c := range cands {
-		b.WriteString(c.source)
-		b.WriteByte('.')
-		b.WriteString(c.original)
-		b.WriteString(c.prefix)
-		b.WriteByte('.')
-		b.WriteString(c.original)
-		if plainQ[i] {
-			b.WriteString(c.prefix)
-			b.WriteString(toolname.Separator)
-			b.WriteString(c.original)
-		}
-	}
-	arena := b.String()
-	cut := func(n int) string {
-		s := arena[:n]
-		arena = arena[n:]
-		return s
-	}
-	for i, c := range cands {
-		own := ix.names[i]
-		bySource := cut(len(c.source) + 1 + len(c.original))
-		byPrefix := cut(len(c.prefix) + 1 + len(c.original))
-		var qualified string
-		switch {
-		case shared[group[i]]:
-			qualified = own // a shared name's primary is its qualified form
-		case plainQ[i]:
-			qualified = cut(len(c.prefix) + len(toolname.Separator) + len(c.original))
-		default:
-			qualified = toolname.Qualify(c.prefix, c.original)
-		}
-		forms := [...]string{qualified, bySource, byPrefix, c.original}
-		for k, a := range forms {
-			if a == own || slices.Contains(forms[:k], a) {
-				continue // the tool's own primary name, or a form already seen
+		if last < 0 || srcs[last].source != c.source || srcs[last].prefix != c.prefix {
+			k := sourceKey{c.source, c.prefix}
+			s, seen := bySource[k]
+			if !seen {
+				s = len(srcs)
+				bySource[k] = s
+				srcs = append(srcs, &named{source: c.source, prefix: c.prefix})
+				counts = append(counts, 0)
+				ix.sides[c.source] = append(ix.sides[c.source], srcs[s])
+				if c.prefix != c.source {
+					ix.sides[c.prefix] = append(ix.sides[c.prefix], srcs[s])
+				}
 			}
-			j, seen := ix.keys[a]
-			switch {
-			case !seen:
-				ix.keys[a] = i
-			case j == ambiguous, j == i, ix.names[j] == a:
-				// already ambiguous, already this tool's, or another tool's
-				// primary name
-			default:
-				ix.keys[a] = ambiguous
+			last = s
+		}
+		sid[i] = last
+		counts[last]++
+	}
+	for s, n := range counts {
+		srcs[s].tools = make(map[string]int, n)
+	}
+	for i, c := range cands {
+		srcs[sid[i]].tools[c.original] = i
+		own := ix.names[i]
+		ix.plainQ[i] = len(c.prefix)+len(toolname.Separator)+len(c.original) <= toolname.MaxLen &&
+			toolname.Sanitize(c.prefix) == c.prefix && toolname.Sanitize(c.original) == c.original
+		if c.original != own {
+			ix.alias(c.original, i)
+		}
+		if !ix.plainQ[i] {
+			if q := toolname.Qualify(c.prefix, c.original); q != own {
+				ix.alias(q, i)
 			}
 		}
 	}
 	return ix, nil
 }
 
-// lookup resolves any accepted form of a name to its candidate index.
+// alias records a as an alias of candidate i kept in ix.aliases.
+func (ix *nameIndex) alias(a string, i int) {
+	if j, seen := ix.aliases[a]; !seen {
+		ix.aliases[a] = i
+	} else if j != i {
+		ix.aliases[a] = ambiguous
+	}
+}
+
+// lookup resolves any accepted form of a name to its candidate index. A
+// primary name is one probe. Otherwise every tool the name is an alias of
+// is collected, and the name resolves only when there is exactly one.
 func (ix *nameIndex) lookup(name string) (int, bool) {
-	if i, ok := ix.keys[name]; ok && i != ambiguous {
+	if i, ok := ix.primary[name]; ok {
 		return i, true
 	}
-	return 0, false
+	found := -1
+	// add records candidate i; false when the name is now ambiguous.
+	add := func(i int) bool {
+		if found >= 0 && found != i || i == ambiguous {
+			return false
+		}
+		found = i
+		return true
+	}
+	if i, ok := ix.aliases[name]; ok && !add(i) {
+		return 0, false
+	}
+	// source.original and prefix.original, split at every dot.
+	for k := strings.IndexByte(name, '.'); k >= 0; {
+		for _, s := range ix.sides[name[:k]] {
+			if i, ok := s.tools[name[k+1:]]; ok && !add(i) {
+				return 0, false
+			}
+		}
+		next := strings.IndexByte(name[k+1:], '.')
+		if next < 0 {
+			break
+		}
+		k += 1 + next
+	}
+	// prefix__original, split at every double underscore.
+	for k := strings.Index(name, toolname.Separator); k >= 0; {
+		for _, s := range ix.sides[name[:k]] {
+			if s.prefix != name[:k] {
+				continue
+			}
+			if i, ok := s.tools[name[k+2:]]; ok && ix.plainQ[i] && !add(i) {
+				return 0, false
+			}
+		}
+		next := strings.Index(name[k+1:], toolname.Separator)
+		if next < 0 {
+			break
+		}
+		k += 1 + next
+	}
+	return found, found >= 0
 }
 
 // globMatch reports whether a tool name matches a filter pattern. Patterns

@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -55,5 +57,104 @@ func TestBuildIndex(t *testing.T) {
 	})
 	if !diag.Has(err, diag.ToolNameConflict) {
 		t.Fatalf("err = %v, want TOOL_NAME_CONFLICT", err)
+	}
+}
+
+// refIndex is DESIGN §6 written as plainly as possible, to check buildIndex
+// against: it returns the primary names, whether naming fails, and a
+// resolver that tries every accepted form of every tool.
+func refIndex(cands []candidate) ([]string, bool, func(string) (int, bool)) {
+	owners := map[string]map[[2]string]bool{}
+	for _, c := range cands {
+		b := toolname.Bare(c.original)
+		if owners[b] == nil {
+			owners[b] = map[[2]string]bool{}
+		}
+		owners[b][[2]string{c.source, c.original}] = true
+	}
+	names := make([]string, len(cands))
+	used := map[string]int{}
+	for i, c := range cands {
+		names[i] = toolname.Bare(c.original)
+		if len(owners[names[i]]) > 1 {
+			names[i] = toolname.Qualify(c.prefix, c.original)
+		}
+		if _, dup := used[names[i]]; dup {
+			return nil, true, nil
+		}
+		used[names[i]] = i
+	}
+	forms := func(c candidate) []string {
+		return []string{toolname.Qualify(c.prefix, c.original), c.source + "." + c.original, c.prefix + "." + c.original, c.original}
+	}
+	return names, false, func(name string) (int, bool) {
+		if i, ok := used[name]; ok {
+			return i, true
+		}
+		found := -1
+		for i, c := range cands {
+			if slices.Contains(forms(c), name) {
+				if found >= 0 {
+					return 0, false
+				}
+				found = i
+			}
+		}
+		return found, found >= 0
+	}
+}
+
+// TestBuildIndexMatchesReference compares buildIndex with refIndex on
+// random tool sets drawn from names made to collide: dotted and
+// underscored source names, originals with dots and double underscores,
+// names longer than 64 characters, and duplicates. Every form of every
+// tool, and names spliced from the parts, must resolve alike.
+func TestBuildIndexMatchesReference(t *testing.T) {
+	long := strings.Repeat("l", 60)
+	sources := []string{"a", "b", "a.b", "a_b", "a__b", "x.y.z", "git", long, ""}
+	originals := []string{"x", "b.x", "b__x", "x.y", "x_y", "b", "__", ".", "", "y.z", "status", long + "tool", long + "t.ol", "a.b.x"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	pick := func(pool []string) string { return pool[rng.IntN(len(pool))] }
+	conflicts := 0
+	for round := range 20000 {
+		var cands []candidate
+		for range 1 + rng.IntN(8) {
+			s := pick(sources)
+			if s == "" {
+				s = "s"
+			}
+			cands = append(cands, candidate{prefix: toolname.Sanitize(s), source: s, original: pick(originals)})
+		}
+		names, fails, resolve := refIndex(cands)
+		ix, err := buildIndex(cands)
+		if fails {
+			if !diag.Has(err, diag.ToolNameConflict) {
+				t.Fatalf("round %d %v: err = %v, want TOOL_NAME_CONFLICT", round, cands, err)
+			}
+			conflicts++
+			continue
+		}
+		if err != nil {
+			t.Fatalf("round %d %v: %v", round, cands, err)
+		}
+		if !slices.Equal(ix.names, names) {
+			t.Fatalf("round %d %v: names %q, want %q", round, cands, ix.names, names)
+		}
+		var queries []string
+		for _, c := range cands {
+			queries = append(queries, toolname.Qualify(c.prefix, c.original), c.source+"."+c.original, c.prefix+"."+c.original,
+				c.original, c.prefix+"__"+c.original, pick(sources)+"."+pick(originals), pick(sources)+"__"+pick(originals))
+		}
+		queries = append(queries, names...)
+		for _, q := range queries {
+			gi, gok := ix.lookup(q)
+			wi, wok := resolve(q)
+			if gok != wok || gok && gi != wi {
+				t.Fatalf("round %d %v: lookup(%q) = %d, %v; want %d, %v", round, cands, q, gi, gok, wi, wok)
+			}
+		}
+	}
+	if conflicts == 0 || conflicts == 20000 {
+		t.Fatalf("%d of 20000 rounds conflicted: the draw tests too little", conflicts)
 	}
 }
