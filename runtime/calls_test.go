@@ -6,14 +6,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/internal/testmcp"
 	"github.com/heddlehq/heddle/policy"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -397,5 +402,48 @@ ai:
 	}
 	if res := mustCall(t, ts, "echo", map[string]any{"text": "ok"}); text(res) != "ok" {
 		t.Fatalf("echo = %q", text(res))
+	}
+}
+
+// TestHTTPConnectionsReused: calls over Streamable HTTP reuse the client's
+// connections, also when the caller cancels its context right after each
+// call. go-sdk reads the rest of a response stream after handing over the
+// result; a call context cancelled at once would race that read and make
+// net/http drop the connection, so that later calls dial again.
+func TestHTTPConnectionsReused(t *testing.T) {
+	t.Parallel()
+	var conns atomic.Int64
+	hs := httptest.NewUnstartedServer(testmcp.Handler(nil))
+	hs.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	hs.Start()
+	t.Cleanup(hs.Close)
+	rt := openWith(t, fmt.Sprintf("ai:\n  mcp_servers:\n    a: {url: %s/mcp, timeout_ms: 5000}\n", hs.URL),
+		map[string]string{"x": `capabilities: [{kind: mcp, server: a}]`}, runtime.Options{})
+	ts := toolsetOf(t, rt, "x")
+	for range 5 { // the pool settles: start-up's own requests, the event stream
+		mustCall(t, ts, "echo", map[string]any{"text": "hi"})
+	}
+	before := conns.Load()
+	for i := range 400 {
+		if i%2 == 0 {
+			mustCall(t, ts, "echo", map[string]any{"text": "hi"})
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		res, err := ts.Call(ctx, "echo", map[string]any{"text": "hi"})
+		cancel()
+		if err != nil || res.IsError {
+			t.Fatalf("echo = %v, %v", res, err)
+		}
+	}
+	// A call may start while the previous one's stream is still being
+	// read, and so take a second connection; a dropped connection would
+	// instead show as new connections all along (about one call in six).
+	if n := conns.Load() - before; n > 3 {
+		t.Errorf("400 sequential calls opened %d new connections; want at most 3", n)
 	}
 }

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/heddlehq/heddle/diag"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -65,15 +66,19 @@ func (h *MCPHandle) Call(ctx context.Context, name string, args map[string]any) 
 	if def == nil {
 		return nil, diag.New(diag.ToolUnknown, "server %s offers no tool %q to this handle", h.src.name(), name)
 	}
-	tctx, cancel := context.WithTimeout(ctx, h.src.transportTimeout())
-	defer cancel()
+	deadline := time.Now().Add(h.src.transportTimeout())
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	tctx := newCallContext(ctx, deadline)
 	res, err := h.src.call(tctx, def, args, &callConfig{})
+	tctx.end(err == nil, lingers(h.src))
 	switch {
 	case err == nil:
 		return capResult(res, h.src.maxResultBytes()), nil
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
-	case tctx.Err() != nil:
+	case tctx.expired():
 		return nil, diag.New(diag.TransportTimeout, "server %s: %s did not answer within timeout_ms", h.src.name(), name)
 	}
 	return nil, err

@@ -421,33 +421,39 @@ func (t *Toolset) call(ctx context.Context, sd time.Time, name string, args map[
 		return refusal(diag.ToolArgsInvalid, "the arguments do not match the tool's input schema: %s", msg), nil
 	}
 	// One timer: whichever of the transport's and the supervisor's
-	// deadlines comes first (for use cases, always the supervisor's). The
-	// caller's own, earlier deadline needs none of its own.
+	// deadlines comes first (for use cases, always the supervisor's).
 	deadline, transportFirst := sd, false
 	if td := time.Now().Add(e.src.transportTimeout()); td.Before(sd) {
 		deadline, transportFirst = td, true
 	}
-	cctx := ctx
-	if d, ok := ctx.Deadline(); !ok || d.After(deadline) {
-		var cancel context.CancelFunc
-		cctx, cancel = context.WithDeadline(ctx, deadline)
-		defer cancel()
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
 	}
+	cctx := newCallContext(ctx, deadline)
 	res, err := e.src.call(cctx, e.def, args, cc)
+	cctx.end(err == nil, lingers(e.src))
 	switch {
 	case err == nil:
 		return capResult(res, e.src.maxResultBytes()), nil
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
-	case cctx.Err() != nil && transportFirst:
+	case cctx.expired() && transportFirst:
 		return refusal(diag.TransportTimeout, "%s did not answer within its timeout_ms (%d ms); you may retry", e.tool.Name, e.src.transportTimeout().Milliseconds()), nil
-	case cctx.Err() != nil:
+	case cctx.expired():
 		return nil, errSupervisor
 	}
 	if code := diag.CodeOf(err); code != "" {
 		return refusal(code, "%s", safeMessage(err)), nil
 	}
 	return nil, err
+}
+
+// lingers reports whether a successful call's context should outlive the
+// call for a moment (see callContext): for MCP servers reached over HTTP,
+// whose responses go-sdk finishes reading after handing over the result.
+func lingers(src source) bool {
+	m, ok := src.(*mcpSource)
+	return ok && m.srv.spec.Transport != "stdio" && m.srv.rt.opts.Dial == nil
 }
 
 // downSourceFor finds a source that is down and whose prefix a qualified or

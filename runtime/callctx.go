@@ -1,0 +1,83 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// callContext is the context one tool call runs under. It ends when the
+// caller's context does or when its deadline passes, like the context of
+// context.WithDeadline, with one difference: a call that succeeded can leave
+// it running for a moment instead of cancelling it.
+//
+// go-sdk's Streamable HTTP client hands a call its result as soon as the
+// result's event arrives and only then reads the rest of the response
+// stream, so that the connection can be reused. Cancelling the call's
+// context at once races that read; when the cancellation wins, net/http
+// closes the connection and the next call dials a new one (about one call
+// in six on a loopback server). end(true) therefore detaches the context
+// from the caller's and lets it run until drainGrace has passed, enough for
+// a well-behaved server to end its stream, and still bounded for one that
+// never does.
+type callContext struct {
+	context.Context // a cancelCtx under context.WithoutCancel(the caller's)
+	deadline        time.Time
+	cancel          context.CancelCauseFunc
+	timer           *time.Timer
+	detach          func() bool // stops the caller's cancellation; nil when it cannot end
+}
+
+// errCallDeadline is the cause of a callContext whose deadline passed.
+var errCallDeadline = fmt.Errorf("the call's deadline passed: %w", context.DeadlineExceeded)
+
+// drainGrace is how long a successful call's context lingers for the SDK to
+// finish reading its response.
+const drainGrace = time.Second
+
+// newCallContext returns a context that ends when parent does or at
+// deadline, whichever comes first. The caller must call end.
+func newCallContext(parent context.Context, deadline time.Time) *callContext {
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(parent))
+	c := &callContext{Context: ctx, deadline: deadline, cancel: cancel}
+	if parent.Done() != nil {
+		c.detach = context.AfterFunc(parent, func() { cancel(context.Cause(parent)) })
+	}
+	c.timer = time.AfterFunc(time.Until(deadline), func() { cancel(errCallDeadline) })
+	return c
+}
+
+// Deadline reports the call's deadline.
+func (c *callContext) Deadline() (time.Time, bool) { return c.deadline, true }
+
+// Err reports context.DeadlineExceeded once the deadline (the call's own or
+// the caller's) has passed, context.Canceled once the caller cancelled, and
+// nil before.
+func (c *callContext) Err() error {
+	if c.Context.Err() == nil {
+		return nil
+	}
+	if errors.Is(context.Cause(c.Context), context.DeadlineExceeded) {
+		return context.DeadlineExceeded
+	}
+	return context.Canceled
+}
+
+// expired reports whether the call's own deadline ended it.
+func (c *callContext) expired() bool { return context.Cause(c.Context) == errCallDeadline }
+
+// end releases the context once the call has returned. After a successful
+// call with linger set, the context is detached from the caller's and ends
+// drainGrace later; otherwise it ends now.
+func (c *callContext) end(success, linger bool) {
+	if c.detach != nil {
+		c.detach()
+	}
+	if success && linger {
+		c.timer.Reset(drainGrace)
+		return
+	}
+	c.timer.Stop()
+	c.cancel(context.Canceled)
+}
