@@ -121,7 +121,7 @@ func (s *server) transport() (mcp.Transport, *exec.Cmd) {
 	switch s.spec.Transport {
 	case "stdio":
 		cmd := newCommand(s.spec, s.env, s.stderr)
-		return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, cmd
+		return &stdioTransport{cmd: cmd, terminate: 2 * time.Second}, cmd
 	case "sse":
 		return sseTransport{&mcp.SSEClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient()}}, nil
 	}
