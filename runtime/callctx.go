@@ -36,6 +36,26 @@ var errCallDeadline = fmt.Errorf("the call's deadline passed: %w", context.Deadl
 // finish reading its response.
 const drainGrace = time.Second
 
+// callDeadline returns the context a call runs under: a callContext when
+// linger is set (the caller ends it with lc.end), else a plain context with
+// the deadline (the caller ends it with cancel). Either way, expired tells
+// whether the deadline ended it.
+func callDeadline(parent context.Context, deadline time.Time, linger bool) (ctx context.Context, cancel context.CancelFunc, lc *callContext) {
+	if !linger {
+		ctx, cancel = context.WithDeadlineCause(parent, deadline, errCallDeadline)
+		return ctx, cancel, nil
+	}
+	if d, ok := parent.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	lc = newCallContext(parent, deadline)
+	return lc, nil, lc
+}
+
+// expired reports whether a context from callDeadline ended at its own
+// deadline (rather than its caller's).
+func expired(ctx context.Context) bool { return context.Cause(ctx) == errCallDeadline }
+
 // newCallContext returns a context that ends when parent does or at
 // deadline, whichever comes first. The caller must call end.
 func newCallContext(parent context.Context, deadline time.Time) *callContext {
@@ -63,9 +83,6 @@ func (c *callContext) Err() error {
 	}
 	return context.Canceled
 }
-
-// expired reports whether the call's own deadline ended it.
-func (c *callContext) expired() bool { return context.Cause(c.Context) == errCallDeadline }
 
 // end releases the context once the call has returned. After a successful
 // call with linger set, the context is detached from the caller's and ends

@@ -37,14 +37,14 @@ func TestCallContext(t *testing.T) {
 		if d, ok := c.Deadline(); !ok || !d.Equal(dl) {
 			t.Errorf("Deadline = %v, %v; want %v", d, ok, dl)
 		}
-		if c.Err() != nil || c.expired() {
+		if c.Err() != nil || expired(c) {
 			t.Fatal("ended before its deadline")
 		}
 		if !done(child, 2*time.Second) {
 			t.Fatal("a derived context did not end at the deadline")
 		}
-		if !errors.Is(c.Err(), context.DeadlineExceeded) || !c.expired() {
-			t.Errorf("Err = %v, expired = %v; want DeadlineExceeded, true", c.Err(), c.expired())
+		if !errors.Is(c.Err(), context.DeadlineExceeded) || !expired(c) {
+			t.Errorf("Err = %v, expired = %v; want DeadlineExceeded, true", c.Err(), expired(c))
 		}
 	})
 	t.Run("caller-cancels", func(t *testing.T) {
@@ -56,8 +56,8 @@ func TestCallContext(t *testing.T) {
 		if !done(c, 2*time.Second) {
 			t.Fatal("the caller's cancellation did not reach the call")
 		}
-		if !errors.Is(c.Err(), context.Canceled) || c.expired() {
-			t.Errorf("Err = %v, expired = %v; want Canceled, false", c.Err(), c.expired())
+		if !errors.Is(c.Err(), context.Canceled) || expired(c) {
+			t.Errorf("Err = %v, expired = %v; want Canceled, false", c.Err(), expired(c))
 		}
 	})
 	t.Run("caller-deadline", func(t *testing.T) {
@@ -69,8 +69,8 @@ func TestCallContext(t *testing.T) {
 		if !done(c, 2*time.Second) {
 			t.Fatal("the caller's deadline did not reach the call")
 		}
-		if !errors.Is(c.Err(), context.DeadlineExceeded) || c.expired() {
-			t.Errorf("Err = %v, expired = %v; want DeadlineExceeded, false", c.Err(), c.expired())
+		if !errors.Is(c.Err(), context.DeadlineExceeded) || expired(c) {
+			t.Errorf("Err = %v, expired = %v; want DeadlineExceeded, false", c.Err(), expired(c))
 		}
 	})
 	t.Run("end", func(t *testing.T) {
@@ -78,9 +78,24 @@ func TestCallContext(t *testing.T) {
 		for _, tc := range []struct{ success, linger bool }{{false, false}, {false, true}, {true, false}} {
 			c := newCallContext(context.Background(), time.Now().Add(time.Minute))
 			c.end(tc.success, tc.linger)
-			if !done(c, 0) || !errors.Is(c.Err(), context.Canceled) || c.expired() {
+			if !done(c, 0) || !errors.Is(c.Err(), context.Canceled) || expired(c) {
 				t.Errorf("end(%v, %v): Err = %v; want Canceled at once", tc.success, tc.linger, c.Err())
 			}
+		}
+	})
+	t.Run("plain", func(t *testing.T) {
+		t.Parallel()
+		ctx, cancel, lc := callDeadline(context.Background(), time.Now().Add(20*time.Millisecond), false)
+		defer cancel()
+		if lc != nil || !done(ctx, 2*time.Second) || !expired(ctx) || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			t.Errorf("own deadline: lc = %v, Err = %v, expired = %v", lc, ctx.Err(), expired(ctx))
+		}
+		parent, pcancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer pcancel()
+		ctx, cancel, _ = callDeadline(parent, time.Now().Add(time.Minute), false)
+		defer cancel()
+		if !done(ctx, 2*time.Second) || expired(ctx) {
+			t.Errorf("caller's deadline: Err = %v, expired = %v", ctx.Err(), expired(ctx))
 		}
 	})
 	t.Run("linger", func(t *testing.T) {

@@ -66,19 +66,19 @@ func (h *MCPHandle) Call(ctx context.Context, name string, args map[string]any) 
 	if def == nil {
 		return nil, diag.New(diag.ToolUnknown, "server %s offers no tool %q to this handle", h.src.name(), name)
 	}
-	deadline := time.Now().Add(h.src.transportTimeout())
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
-	tctx := newCallContext(ctx, deadline)
+	tctx, cancel, lc := callDeadline(ctx, time.Now().Add(h.src.transportTimeout()), lingers(h.src))
 	res, err := h.src.call(tctx, def, args, &callConfig{})
-	tctx.end(err == nil, lingers(h.src))
+	if lc != nil {
+		lc.end(err == nil, true)
+	} else {
+		cancel()
+	}
 	switch {
 	case err == nil:
 		return capResult(res, h.src.maxResultBytes()), nil
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
-	case tctx.expired():
+	case expired(tctx):
 		return nil, diag.New(diag.TransportTimeout, "server %s: %s did not answer within timeout_ms", h.src.name(), name)
 	}
 	return nil, err

@@ -108,11 +108,10 @@ func (m *mcpSource) call(ctx context.Context, d *toolDef, args map[string]any, c
 		unregister := m.srv.rt.onProgress(tok, cc.progress)
 		defer unregister()
 	}
-	release, ok := m.srv.acquire()
-	if !ok {
+	if !m.srv.hold() {
 		return nil, diag.New(diag.ToolUnavailable, "server %s is closed", m.srv.name)
 	}
-	defer release()
+	defer m.srv.release()
 	for attempt := 0; ; attempt++ {
 		sess, err := m.srv.session(ctx)
 		if err != nil {

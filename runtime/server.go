@@ -67,14 +67,23 @@ type server struct {
 // acquire takes a reference on the server; release drops it, and the last
 // release closes the session. It fails once the server is closed.
 func (s *server) acquire() (release func(), ok bool) {
+	if !s.hold() {
+		return nil, false
+	}
+	var once sync.Once
+	return func() { once.Do(s.release) }, true
+}
+
+// hold takes a reference for the length of one call, without allocating:
+// the caller must call release exactly once when it returns true.
+func (s *server) hold() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
-		return nil, false
+		return false
 	}
 	s.refs++
-	var once sync.Once
-	return func() { once.Do(s.release) }, true
+	return true
 }
 
 func (s *server) release() {

@@ -426,20 +426,21 @@ func (t *Toolset) call(ctx context.Context, sd time.Time, name string, args map[
 	if td := time.Now().Add(e.src.transportTimeout()); td.Before(sd) {
 		deadline, transportFirst = td, true
 	}
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
-	cctx := newCallContext(ctx, deadline)
+	cctx, cancel, lc := callDeadline(ctx, deadline, lingers(e.src))
 	res, err := e.src.call(cctx, e.def, args, cc)
-	cctx.end(err == nil, lingers(e.src))
+	if lc != nil {
+		lc.end(err == nil, true)
+	} else {
+		cancel()
+	}
 	switch {
 	case err == nil:
 		return capResult(res, e.src.maxResultBytes()), nil
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
-	case cctx.expired() && transportFirst:
+	case expired(cctx) && transportFirst:
 		return refusal(diag.TransportTimeout, "%s did not answer within its timeout_ms (%d ms); you may retry", e.tool.Name, e.src.transportTimeout().Milliseconds()), nil
-	case cctx.expired():
+	case expired(cctx):
 		return nil, errSupervisor
 	}
 	if code := diag.CodeOf(err); code != "" {
