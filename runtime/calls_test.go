@@ -407,7 +407,7 @@ ai:
 
 // TestHTTPConnectionsReused: calls over Streamable HTTP reuse the client's
 // connections, also when the caller cancels its context right after each
-// call. go-sdk reads the rest of a response stream after handing over the
+// call, and concurrent calls reuse the connections earlier ones opened. go-sdk reads the rest of a response stream after handing over the
 // result; a call context cancelled at once would race that read and make
 // net/http drop the connection, so that later calls dial again.
 func TestHTTPConnectionsReused(t *testing.T) {
@@ -445,5 +445,24 @@ func TestHTTPConnectionsReused(t *testing.T) {
 	// instead show as new connections all along (about one call in six).
 	if n := conns.Load() - before; n > 3 {
 		t.Errorf("400 sequential calls opened %d new connections; want at most 3", n)
+	}
+
+	// Concurrent calls: the connections the first round opens stay in the
+	// pool for the next rounds (net/http keeps only two per host unless
+	// told otherwise).
+	before = conns.Load()
+	for range 6 {
+		var wg sync.WaitGroup
+		for range 32 {
+			wg.Go(func() {
+				if res, err := ts.Call(context.Background(), "sleep", map[string]any{"ms": 20}); err != nil || res.IsError {
+					t.Errorf("sleep = %v, %v", res, err)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	if n := conns.Load() - before; n > 40 {
+		t.Errorf("6 rounds of 32 concurrent calls opened %d new connections; want at most 40", n)
 	}
 }

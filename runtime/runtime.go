@@ -289,12 +289,20 @@ func (rt *Runtime) needed() ([]string, error) {
 	return names, nil
 }
 
+// maxIdleConnsPerServer is how many idle connections a server's HTTP
+// transport keeps.
+const maxIdleConnsPerServer = 64
+
 func (rt *Runtime) newServer(name string) *server {
 	spec := rt.plan.Servers[name]
 	s := &server{rt: rt, spec: spec, name: name, log: rt.log, state: StateConnecting}
 	s.stderr = &stderrLog{log: rt.log, server: name}
 	if spec.Transport != "stdio" {
 		s.httpT = http.DefaultTransport.(*http.Transport).Clone()
+		// Every agent's calls to the server share this transport: keep as
+		// many idle connections as calls commonly run at once, not
+		// net/http's two, or concurrent calls dial and drop connections.
+		s.httpT.MaxIdleConnsPerHost = maxIdleConnsPerServer
 	}
 	s.client = mcp.NewClient(&mcp.Implementation{Name: rt.opts.ClientName, Version: rt.opts.ClientVersion}, &mcp.ClientOptions{
 		Logger:                      rt.log,
