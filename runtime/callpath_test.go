@@ -288,21 +288,29 @@ func BenchmarkCallPath(b *testing.B) {
 			capResult(res, 1<<20)
 		}
 	})
-	b.Run("lookup", func(b *testing.B) {
+	b.Run("lookup", func(b *testing.B) { // a primary name
 		b.ReportAllocs()
 		for b.Loop() {
-			ix.lookup("src10__src10_tool_00002")
+			ix.lookup(ix.names[42])
 		}
 	})
-	b.Run("deadlines", func(b *testing.B) { // the supervisor's and the transport's
-		ctx := context.Background()
-		b.ReportAllocs()
-		for b.Loop() {
-			sctx, scancel := context.WithTimeout(ctx, 25*time.Second)
-			tctx, tcancel := context.WithTimeout(sctx, 20*time.Second)
-			_ = tctx.Done() // the SDK waits on it
-			tcancel()
-			scancel()
+	for _, linger := range []bool{false, true} {
+		name := "deadline" // stdio servers and use cases: one plain deadline context
+		if linger {
+			name = "deadline+linger" // HTTP servers: a callContext
 		}
-	})
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				cctx, cancel, lc := callDeadline(ctx, time.Now().Add(20*time.Second), linger)
+				_ = cctx.Done() // the SDK waits on it
+				if lc != nil {
+					lc.end(false, true) // a success would linger a second; end it now
+				} else {
+					cancel()
+				}
+			}
+		})
+	}
 }
