@@ -36,20 +36,35 @@ var errCallDeadline = fmt.Errorf("the call's deadline passed: %w", context.Deadl
 // finish reading its response.
 const drainGrace = time.Second
 
-// callDeadline returns the context a call runs under: a callContext when
-// linger is set (the caller ends it with lc.end), else a plain context with
-// the deadline (the caller ends it with cancel). Either way, expired tells
+// callScope is the context one call runs under and how to end it.
+type callScope struct {
+	ctx    context.Context
+	cancel context.CancelFunc // the plain context's
+	lc     *callContext       // the lingering one's
+}
+
+// callDeadline returns the scope of one call: a callContext when linger is
+// set, else a plain context with the deadline. expired(scope.ctx) tells
 // whether the deadline ended it.
-func callDeadline(parent context.Context, deadline time.Time, linger bool) (ctx context.Context, cancel context.CancelFunc, lc *callContext) {
+func callDeadline(parent context.Context, deadline time.Time, linger bool) callScope {
 	if !linger {
-		ctx, cancel = context.WithDeadlineCause(parent, deadline, errCallDeadline)
-		return ctx, cancel, nil
+		ctx, cancel := context.WithDeadlineCause(parent, deadline, errCallDeadline)
+		return callScope{ctx: ctx, cancel: cancel}
 	}
 	if d, ok := parent.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	lc = newCallContext(parent, deadline)
-	return lc, nil, lc
+	lc := newCallContext(parent, deadline)
+	return callScope{ctx: lc, lc: lc}
+}
+
+// end ends the scope once the call has returned.
+func (s callScope) end(success bool) {
+	if s.lc != nil {
+		s.lc.end(success)
+		return
+	}
+	s.cancel()
 }
 
 // expired reports whether a context from callDeadline ended at its own
@@ -85,13 +100,13 @@ func (c *callContext) Err() error {
 }
 
 // end releases the context once the call has returned. After a successful
-// call with linger set, the context is detached from the caller's and ends
-// drainGrace later; otherwise it ends now.
-func (c *callContext) end(success, linger bool) {
+// call the context is detached from the caller's and ends drainGrace later;
+// after a failed one it ends now.
+func (c *callContext) end(success bool) {
 	if c.detach != nil {
 		c.detach()
 	}
-	if success && linger {
+	if success {
 		c.timer.Reset(drainGrace)
 		return
 	}

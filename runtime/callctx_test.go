@@ -31,7 +31,7 @@ func TestCallContext(t *testing.T) {
 		t.Parallel()
 		dl := time.Now().Add(50 * time.Millisecond)
 		c := newCallContext(context.Background(), dl)
-		defer c.end(false, false)
+		defer c.end(false)
 		child, cancel := context.WithCancel(c)
 		defer cancel()
 		if d, ok := c.Deadline(); !ok || !d.Equal(dl) {
@@ -51,7 +51,7 @@ func TestCallContext(t *testing.T) {
 		t.Parallel()
 		parent, cancel := context.WithCancel(context.Background())
 		c := newCallContext(parent, time.Now().Add(time.Minute))
-		defer c.end(false, false)
+		defer c.end(false)
 		cancel()
 		if !done(c, 2*time.Second) {
 			t.Fatal("the caller's cancellation did not reach the call")
@@ -65,7 +65,7 @@ func TestCallContext(t *testing.T) {
 		parent, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 		defer cancel()
 		c := newCallContext(parent, time.Now().Add(time.Minute))
-		defer c.end(false, false)
+		defer c.end(false)
 		if !done(c, 2*time.Second) {
 			t.Fatal("the caller's deadline did not reach the call")
 		}
@@ -75,35 +75,39 @@ func TestCallContext(t *testing.T) {
 	})
 	t.Run("end", func(t *testing.T) {
 		t.Parallel()
-		for _, tc := range []struct{ success, linger bool }{{false, false}, {false, true}, {true, false}} {
-			c := newCallContext(context.Background(), time.Now().Add(time.Minute))
-			c.end(tc.success, tc.linger)
-			if !done(c, 0) || !errors.Is(c.Err(), context.Canceled) || expired(c) {
-				t.Errorf("end(%v, %v): Err = %v; want Canceled at once", tc.success, tc.linger, c.Err())
-			}
+		c := newCallContext(context.Background(), time.Now().Add(time.Minute))
+		c.end(false)
+		if !done(c, 0) || !errors.Is(c.Err(), context.Canceled) || expired(c) {
+			t.Errorf("end(false): Err = %v; want Canceled at once", c.Err())
+		}
+		s := callDeadline(context.Background(), time.Now().Add(time.Minute), false)
+		s.end(true)
+		if !done(s.ctx, 0) || expired(s.ctx) {
+			t.Errorf("a plain scope's end(true): Err = %v; want Canceled at once", s.ctx.Err())
 		}
 	})
 	t.Run("plain", func(t *testing.T) {
 		t.Parallel()
-		ctx, cancel, lc := callDeadline(context.Background(), time.Now().Add(20*time.Millisecond), false)
-		defer cancel()
-		if lc != nil || !done(ctx, 2*time.Second) || !expired(ctx) || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			t.Errorf("own deadline: lc = %v, Err = %v, expired = %v", lc, ctx.Err(), expired(ctx))
+		s := callDeadline(context.Background(), time.Now().Add(20*time.Millisecond), false)
+		defer s.end(false)
+		if s.lc != nil || !done(s.ctx, 2*time.Second) || !expired(s.ctx) || !errors.Is(s.ctx.Err(), context.DeadlineExceeded) {
+			t.Errorf("own deadline: lc = %v, Err = %v, expired = %v", s.lc, s.ctx.Err(), expired(s.ctx))
 		}
 		parent, pcancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 		defer pcancel()
-		ctx, cancel, _ = callDeadline(parent, time.Now().Add(time.Minute), false)
-		defer cancel()
-		if !done(ctx, 2*time.Second) || expired(ctx) {
-			t.Errorf("caller's deadline: Err = %v, expired = %v", ctx.Err(), expired(ctx))
+		s = callDeadline(parent, time.Now().Add(time.Minute), false)
+		defer s.end(false)
+		if !done(s.ctx, 2*time.Second) || expired(s.ctx) {
+			t.Errorf("caller's deadline: Err = %v, expired = %v", s.ctx.Err(), expired(s.ctx))
 		}
 	})
 	t.Run("linger", func(t *testing.T) {
 		t.Parallel()
 		parent, cancel := context.WithCancel(context.Background())
-		c := newCallContext(parent, time.Now().Add(time.Minute))
+		s := callDeadline(parent, time.Now().Add(time.Minute), true)
+		c := s.lc
 		start := time.Now()
-		c.end(true, true)
+		s.end(true)
 		cancel() // detached: the caller ending no longer reaches it
 		if done(c, drainGrace/2) {
 			t.Fatalf("a lingering context ended after %v", time.Since(start))

@@ -303,13 +303,9 @@ func BenchmarkCallPath(b *testing.B) {
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
-				cctx, cancel, lc := callDeadline(ctx, time.Now().Add(20*time.Second), linger)
-				_ = cctx.Done() // the SDK waits on it
-				if lc != nil {
-					lc.end(false, true) // a success would linger a second; end it now
-				} else {
-					cancel()
-				}
+				s := callDeadline(ctx, time.Now().Add(20*time.Second), linger)
+				_ = s.ctx.Done() // the SDK waits on it
+				s.end(false)     // a success would linger a second; end it now
 			}
 		})
 	}

@@ -66,19 +66,15 @@ func (h *MCPHandle) Call(ctx context.Context, name string, args map[string]any) 
 	if def == nil {
 		return nil, diag.New(diag.ToolUnknown, "server %s offers no tool %q to this handle", h.src.name(), name)
 	}
-	tctx, cancel, lc := callDeadline(ctx, time.Now().Add(h.src.transportTimeout()), lingers(h.src))
-	res, err := h.src.call(tctx, def, args, &callConfig{})
-	if lc != nil {
-		lc.end(err == nil, true)
-	} else {
-		cancel()
-	}
+	scope := callDeadline(ctx, time.Now().Add(h.src.transportTimeout()), lingers(h.src))
+	res, err := h.src.call(scope.ctx, def, args, &noCallOptions)
+	scope.end(err == nil)
 	switch {
 	case err == nil:
 		return capResult(res, h.src.maxResultBytes()), nil
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
-	case expired(tctx):
+	case expired(scope.ctx):
 		return nil, diag.New(diag.TransportTimeout, "server %s: %s did not answer within timeout_ms", h.src.name(), name)
 	}
 	return nil, err

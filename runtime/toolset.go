@@ -426,21 +426,17 @@ func (t *Toolset) call(ctx context.Context, sd time.Time, name string, args map[
 	if td := time.Now().Add(e.src.transportTimeout()); td.Before(sd) {
 		deadline, transportFirst = td, true
 	}
-	cctx, cancel, lc := callDeadline(ctx, deadline, lingers(e.src))
-	res, err := e.src.call(cctx, e.def, args, cc)
-	if lc != nil {
-		lc.end(err == nil, true)
-	} else {
-		cancel()
-	}
+	scope := callDeadline(ctx, deadline, lingers(e.src))
+	res, err := e.src.call(scope.ctx, e.def, args, cc)
+	scope.end(err == nil)
 	switch {
 	case err == nil:
 		return capResult(res, e.src.maxResultBytes()), nil
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
-	case expired(cctx) && transportFirst:
+	case expired(scope.ctx) && transportFirst:
 		return refusal(diag.TransportTimeout, "%s did not answer within its timeout_ms (%d ms); you may retry", e.tool.Name, e.src.transportTimeout().Milliseconds()), nil
-	case expired(cctx):
+	case expired(scope.ctx):
 		return nil, errSupervisor
 	}
 	if code := diag.CodeOf(err); code != "" {
