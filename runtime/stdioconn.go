@@ -187,10 +187,9 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 func (c *stdioConn) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.closed)
-		c.writeMu.Lock()
-		err := c.stdin.Close()
-		c.writeMu.Unlock()
-		if err != nil {
+		// Not under writeMu: a Write blocked on a child that stopped
+		// reading holds it, and closing the pipe is what ends that Write.
+		if err := c.stdin.Close(); err != nil {
 			_ = c.cmd.Process.Kill()
 		}
 		exited := make(chan error, 1)

@@ -278,3 +278,35 @@ func TestStdioConnClose(t *testing.T) {
 		})
 	}
 }
+
+// TestStdioConnCloseDuringWrite: a server that stops reading its stdin
+// cannot hold Close up: a Write blocked on the full pipe fails, and Close
+// returns.
+func TestStdioConnCloseDuringWrite(t *testing.T) {
+	t.Parallel()
+	c := startConn(t, 100*time.Millisecond, "sleep", "60")
+	wrote := make(chan error, 1)
+	go func() {
+		big := json.RawMessage(`{"text":"` + strings.Repeat("x", 1<<20) + `"}`)
+		wrote <- c.Write(context.Background(), &jsonrpc.Request{Method: "notifications/message", Params: big})
+	}()
+	time.Sleep(100 * time.Millisecond) // the pipe fills; Write blocks
+	closed := make(chan struct{})
+	go func() {
+		_ = c.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(3 * time.Second):
+		t.Fatal("Close waited for a blocked Write")
+	}
+	select {
+	case err := <-wrote:
+		if err == nil {
+			t.Error("a Write cut short by Close succeeded")
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("the blocked Write did not end with Close")
+	}
+}
