@@ -21,11 +21,12 @@ import (
 // stdioTransport runs a stdio server's process and speaks MCP's stdio
 // framing with it: one JSON-RPC message (or batch) per line, in both
 // directions. It stands in for go-sdk's CommandTransport, whose reader
-// decodes every message through a streaming decoder that allocates about
-// 64 KB per message and hands each one to Read through another goroutine.
-// This one reads lines straight from the pipe in Read and decodes them with
-// encoding/json: the same messages, a fraction of the garbage, one goroutine
-// hand-off fewer per message. Shutdown follows the MCP specification as
+// decodes every line twice (as a batch, then as a message), each time with
+// a new streaming decoder and its fresh 32 KB buffer, and hands each message
+// to Read through another goroutine. This one reads lines straight from the
+// pipe in Read and decodes each once with the parser go-sdk's decoder is
+// built on (segmentio's), under the same rules: the same messages, a
+// fraction of the garbage, one goroutine hand-off fewer per message. Shutdown follows the MCP specification as
 // CommandTransport does: close the child's stdin, wait, SIGTERM, wait,
 // SIGKILL.
 type stdioTransport struct {
