@@ -30,6 +30,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/heddlehq/heddle/auth/live"
@@ -92,6 +93,7 @@ type Runtime struct {
 	log  *slog.Logger
 
 	servers   map[string]*server
+	toolsGen  atomic.Uint64 // bumped when any server's tools go stale or change
 	releases  []func()
 	instances map[string]Instance // opened kinds other than mcp
 
@@ -307,7 +309,7 @@ func (rt *Runtime) newServer(name string) *server {
 	s.client = mcp.NewClient(&mcp.Implementation{Name: rt.opts.ClientName, Version: rt.opts.ClientVersion}, &mcp.ClientOptions{
 		Logger:                      rt.log,
 		Capabilities:                rt.capabilities(),
-		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { s.stale.Store(true); rt.notifyStale(s) },
+		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { s.markStale(); rt.notifyStale(s) },
 		ProgressNotificationHandler: rt.progress,
 		ElicitationHandler:          rt.elicitationHandler(name),
 		CreateMessageHandler:        rt.samplingHandler(name),

@@ -326,7 +326,7 @@ func (s *server) reconnectLoop() {
 		cancel()
 		if err == nil {
 			s.log.Info("server reconnected", "server", s.name)
-			s.stale.Store(true) // its tools may have changed while it was away
+			s.markStale() // its tools may have changed while it was away
 			s.rt.notifyReconnected(s)
 			return
 		}
@@ -400,6 +400,13 @@ func paginate[T any](fetch func(cursor string) ([]T, string, error)) ([]T, error
 	}
 }
 
+// markStale has the server's tools re-listed before their next use, and
+// tells every toolset to look.
+func (s *server) markStale() {
+	s.stale.Store(true)
+	s.rt.toolsGen.Add(1)
+}
+
 // refresh re-lists the server's tools when they are stale (or never
 // listed). Concurrent callers share one listing. It returns the tools and
 // their generation.
@@ -432,7 +439,7 @@ func (s *server) refresh(ctx context.Context, force bool) ([]*mcp.Tool, uint64, 
 		s.listing = nil
 		close(ch)
 		if err != nil {
-			s.stale.Store(true)
+			s.markStale()
 			cached, gen := s.tools, s.gen
 			listed := !s.listedAt.IsZero()
 			s.mu.Unlock()
@@ -450,6 +457,9 @@ func (s *server) refresh(ctx context.Context, force bool) ([]*mcp.Tool, uint64, 
 		}
 		gen := s.gen
 		s.mu.Unlock()
+		if changed {
+			s.rt.toolsGen.Add(1)
+		}
 		if changed && old != nil {
 			s.rt.toolsChanged(s.name, old, tools)
 		}

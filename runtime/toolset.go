@@ -94,6 +94,9 @@ type builtIndex struct {
 	names   *nameIndex
 	entries []*entry
 	gens    []uint64
+	// rtGen is the runtime's toolsGen the sources' generations were read
+	// under: while it has not moved, no MCP server's tools have.
+	rtGen atomic.Uint64
 }
 
 type entry struct {
@@ -183,7 +186,16 @@ func (t *Toolset) Agent() string { return t.agent.Name }
 // index returns the current name index, rebuilding it when a source's tools
 // changed (after list_changed, or a reconnect).
 func (t *Toolset) index(ctx context.Context) (*builtIndex, error) {
-	// Up to eight sources, the fast path (nothing changed) allocates nothing.
+	// The fast path: no MCP server's tools went stale or changed since the
+	// index was built (one atomic load), and no other source reports a new
+	// generation. The generation is read before the sources, so a change
+	// that lands while they are read is seen by the next call.
+	rg := t.rt.toolsGen.Load()
+	cur := t.idx.Load()
+	if cur != nil && cur.rtGen.Load() == rg && t.kindsUnchanged(ctx, cur) {
+		return cur, nil
+	}
+	// Up to eight sources, the path that finds nothing changed allocates nothing.
 	var defsBuf [8][]*toolDef
 	var gensBuf [8]uint64
 	defs, gens := defsBuf[:0], gensBuf[:0]
@@ -199,11 +211,13 @@ func (t *Toolset) index(ctx context.Context) (*builtIndex, error) {
 		defs[i], gens[i] = d, g
 	}
 	if cur := t.idx.Load(); cur != nil && equalGens(cur.gens, gens) {
+		cur.rtGen.Store(rg)
 		return cur, nil
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if cur := t.idx.Load(); cur != nil && equalGens(cur.gens, gens) {
+		cur.rtGen.Store(rg)
 		return cur, nil
 	}
 	var cands []candidate
@@ -226,8 +240,24 @@ func (t *Toolset) index(ctx context.Context) (*builtIndex, error) {
 		e.tool.Name = names.names[i]
 	}
 	bi := &builtIndex{names: names, entries: entries, gens: slices.Clone(gens)}
+	bi.rtGen.Store(rg)
 	t.idx.Store(bi)
 	return bi, nil
+}
+
+// kindsUnchanged reports whether every source other than an MCP server
+// still reports the generation cur was built from. MCP servers announce
+// their changes through the runtime's toolsGen instead.
+func (t *Toolset) kindsUnchanged(ctx context.Context, cur *builtIndex) bool {
+	for i, src := range t.sources {
+		if _, ok := src.(*mcpSource); ok {
+			continue
+		}
+		if _, g, err := src.tools(ctx); err != nil || g != cur.gens[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func equalGens(a, b []uint64) bool {
@@ -357,17 +387,11 @@ func bounded[T any](ctx context.Context, sd time.Time, f func(context.Context) (
 }
 
 // mayList reports whether the next index() may have to list a source: the
-// index was never built, or a server announced list_changed or reconnected.
+// index was never built, or since it was, a server announced list_changed,
+// reconnected or re-listed to new tools.
 func (t *Toolset) mayList() bool {
-	if t.idx.Load() == nil {
-		return true
-	}
-	for _, src := range t.sources {
-		if m, ok := src.(*mcpSource); ok && m.srv.stale.Load() {
-			return true
-		}
-	}
-	return false
+	cur := t.idx.Load()
+	return cur == nil || cur.rtGen.Load() != t.rt.toolsGen.Load()
 }
 
 func (t *Toolset) call(ctx context.Context, sd time.Time, name string, args map[string]any, cc *callConfig) (*mcp.CallToolResult, error) {
