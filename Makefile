@@ -70,7 +70,7 @@ fuzz:
 # BENCHTIME sets each one's duration.
 BENCH     ?= .
 BENCHTIME ?= 2s
-BENCHPKGS := ./runtime/ ./compile/ ./grants/usecase/live/ ./grants/sql/live/ ./auth/plugin/
+BENCHPKGS := ./runtime/ ./compile/ ./grants/usecasekind/usecaselive/ ./grants/sqlkind/sqllive/ ./auth/plugin/
 
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -benchmem -count=1 $(BENCHPKGS)

@@ -13,7 +13,7 @@
 //   - diag: diagnostics and the catalogue of codes
 //   - config: the typed schema and strict loading of api.yaml and agent.yaml
 //   - grants, auth: the registries of grant kinds and auth strategies (their
-//     config halves; grants/*/live and auth/live, auth/oauth, auth/plugin
+//     config halves; grants/*kind/*live and auth/authlive, auth/oauth, auth/plugin
 //     hold the live halves)
 //   - compile: configuration to plan, pure
 //   - plan: the compiled, secret-free plan

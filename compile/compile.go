@@ -24,10 +24,10 @@ import (
 	"github.com/heddlehq/heddle/policy"
 
 	// The built-in kinds register themselves.
-	_ "github.com/heddlehq/heddle/grants/a2a"
-	mcpkind "github.com/heddlehq/heddle/grants/mcp"
-	_ "github.com/heddlehq/heddle/grants/sql"
-	_ "github.com/heddlehq/heddle/grants/usecase"
+	_ "github.com/heddlehq/heddle/grants/a2akind"
+	mcpkind "github.com/heddlehq/heddle/grants/mcpkind"
+	_ "github.com/heddlehq/heddle/grants/sqlkind"
+	_ "github.com/heddlehq/heddle/grants/usecasekind"
 )
 
 // Input is what Compile reads.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs PostgreSQL's server binaries (Debian's postgresql package) for the
-# tests that start a throwaway cluster (grants/sql/live: initdb and pg_ctl,
+# tests that start a throwaway cluster (grants/sqlkind/sqllive: initdb and pg_ctl,
 # run as the user nobody when the tests run as root).
 #
 # Idempotent and quiet: it does nothing when initdb and pg_ctl are already

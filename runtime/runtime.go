@@ -33,7 +33,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/heddlehq/heddle/auth/live"
+	"github.com/heddlehq/heddle/auth/authlive"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/plan"
@@ -366,7 +366,7 @@ func (s *server) prepare(ctx context.Context) error {
 		s.env = childEnv(rt.opts.LookupEnv, declared)
 		return nil
 	}
-	strat, err := live.Build(ctx, live.Env{Secrets: rt.opts.Secrets, Name: "server " + s.name, Purpose: "mcp", Plugins: rt.plan.AuthPlugins, Logger: rt.log}, s.spec.Auth)
+	strat, err := authlive.Build(ctx, authlive.Env{Secrets: rt.opts.Secrets, Name: "server " + s.name, Purpose: "mcp", Plugins: rt.plan.AuthPlugins, Logger: rt.log}, s.spec.Auth)
 	if err != nil {
 		return err
 	}

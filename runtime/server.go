@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/heddlehq/heddle/auth/live"
+	"github.com/heddlehq/heddle/auth/authlive"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -39,7 +39,7 @@ type server struct {
 	name   string
 	log    *slog.Logger
 	client *mcp.Client
-	strat  live.Strategy
+	strat  authlive.Strategy
 	env    []string // resolved child environment (stdio)
 	httpT  *http.Transport
 	stderr *stderrLog
@@ -135,7 +135,7 @@ func (s *server) transport() (mcp.Transport, *exec.Cmd) {
 		return sseTransport{&mcp.SSEClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient()}}, nil
 	}
 	t := &mcp.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient(), MaxRetries: 3}
-	if o, ok := s.strat.(live.OAuthStrategy); ok {
+	if o, ok := s.strat.(authlive.OAuthStrategy); ok {
 		t.OAuthHandler = o.OAuthHandler() // go-sdk sets the token; on 401/403 one Authorize, one retry
 	}
 	return t, nil

@@ -66,7 +66,7 @@
 //		"github.com/heddlehq/heddle/runtime"
 //		"github.com/heddlehq/heddle/usecase"
 //
-//		_ "github.com/heddlehq/heddle/grants/usecase/live" // the live half of kind: usecase
+//		_ "github.com/heddlehq/heddle/grants/usecasekind/usecaselive" // the live half of kind: usecase
 //		_ "example.com/app/incidents"                      // registers incidents.*
 //	)
 //

@@ -71,7 +71,7 @@ func (o *Operation) StructuredOutput() bool { return o.output != nil }
 // names), without encoding them for the common input types (see decode.go).
 // Invoke does not validate args against the input schema — required
 // fields, exact names, enums, bounds —: the toolset does that before it
-// calls. Nor does it recover a panic of the operation; grants/usecase/live
+// calls. Nor does it recover a panic of the operation; grants/usecasekind/usecaselive
 // does.
 func (o *Operation) Invoke(ctx context.Context, args map[string]any) (any, error) {
 	return o.invoke(ctx, args)

@@ -49,7 +49,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/heddlehq/heddle/auth/live"
+	"github.com/heddlehq/heddle/auth/authlive"
 	"github.com/heddlehq/heddle/diag"
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 )
@@ -64,7 +64,7 @@ const (
 	FlowEnterprise        = "enterprise"
 )
 
-func init() { live.Register(Kind, Builder(Options{})) }
+func init() { authlive.Register(Kind, Builder(Options{})) }
 
 // Options customise the strategy beyond its settings; they are for Go code
 // that builds strategies (tests, the conformance client, an application
@@ -87,10 +87,10 @@ type Options struct {
 
 // Builder returns the live builder of the oauth strategy with opts; the
 // default one is registered as "oauth". An application can register a
-// variant: live.Register("oauth-auto", oauth.Builder(oauth.Options{Fetcher:
+// variant: authlive.Register("oauth-auto", oauth.Builder(oauth.Options{Fetcher:
 // oauth.RedirectFetcher(nil)})).
-func Builder(opts Options) live.Builder {
-	return func(ctx context.Context, env live.Env, settings map[string]any) (live.Strategy, error) {
+func Builder(opts Options) authlive.Builder {
+	return func(ctx context.Context, env authlive.Env, settings map[string]any) (authlive.Strategy, error) {
 		cfg, err := configFrom(ctx, env, settings)
 		if err != nil {
 			return nil, err
@@ -411,6 +411,6 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 var (
-	_ live.OAuthStrategy   = (*Strategy)(nil)
-	_ sdkauth.OAuthHandler = (*handler)(nil)
+	_ authlive.OAuthStrategy = (*Strategy)(nil)
+	_ sdkauth.OAuthHandler   = (*handler)(nil)
 )

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heddlehq/heddle/auth/live"
+	"github.com/heddlehq/heddle/auth/authlive"
 	"github.com/heddlehq/heddle/auth/oauth"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
@@ -520,7 +520,7 @@ func TestBuildErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := live.Build(t.Context(), live.Env{Secrets: res, Name: "server x", Purpose: "mcp"}, &plan.Auth{Kind: "oauth", Settings: tt.settings})
+			s, err := authlive.Build(t.Context(), authlive.Env{Secrets: res, Name: "server x", Purpose: "mcp"}, &plan.Auth{Kind: "oauth", Settings: tt.settings})
 			if err == nil {
 				_ = s.Close()
 				t.Fatal("built")

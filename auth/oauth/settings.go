@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/heddlehq/heddle/auth/live"
+	"github.com/heddlehq/heddle/auth/authlive"
 )
 
 // configFrom reads an auth block's settings (as the plan records them:
@@ -14,7 +14,7 @@ import (
 // resolving the references. Resolution errors keep their codes
 // (SECRET_UNRESOLVED, SECRET_EMPTY); other problems are
 // MCP_AUTH_STRATEGY_INVALID.
-func configFrom(ctx context.Context, env live.Env, s map[string]any) (Config, error) {
+func configFrom(ctx context.Context, env authlive.Env, s map[string]any) (Config, error) {
 	cfg := Config{
 		Name:              env.Name,
 		Flow:              str(s, "flow"),
@@ -26,7 +26,7 @@ func configFrom(ctx context.Context, env live.Env, s map[string]any) (Config, er
 		IdPTokenEndpoint:  str(s, "idp_token_endpoint"),
 		IdPClientID:       str(s, "idp_client_id"),
 	}
-	if _, ok := live.Ref(s, "client_id_ref"); ok {
+	if _, ok := authlive.Ref(s, "client_id_ref"); ok {
 		if cfg.ClientID != "" {
 			return Config{}, invalid(env.Name, errors.New("set client_id or client_id_ref, not both"))
 		}
@@ -40,20 +40,20 @@ func configFrom(ctx context.Context, env live.Env, s map[string]any) (Config, er
 		{"refresh_token_ref", &cfg.RefreshToken},
 		{"idp_client_secret_ref", &cfg.IdPClientSecret},
 	} {
-		if _, ok := live.Ref(s, r.key); !ok {
+		if _, ok := authlive.Ref(s, r.key); !ok {
 			continue
 		}
-		v, err := live.Resolve(ctx, env, s, r.key)
+		v, err := authlive.Resolve(ctx, env, s, r.key)
 		if err != nil {
 			return Config{}, err
 		}
 		*r.to = strings.TrimSpace(v)
 	}
-	if ref, ok := live.Ref(s, "idp_token_ref"); ok {
+	if ref, ok := authlive.Ref(s, "idp_token_ref"); ok {
 		// Resolved now, so a missing secret fails start-up, and again at
 		// every authorization: an ID token expires, and a file-mounted one
 		// is rotated in place.
-		if _, err := live.Resolve(ctx, env, s, "idp_token_ref"); err != nil {
+		if _, err := authlive.Resolve(ctx, env, s, "idp_token_ref"); err != nil {
 			return Config{}, err
 		}
 		resolver, name := env.Secrets, env.Name

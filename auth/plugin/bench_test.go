@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heddlehq/heddle/auth/live"
+	"github.com/heddlehq/heddle/auth/authlive"
 	"github.com/heddlehq/heddle/auth/plugin"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/plan"
@@ -54,7 +54,7 @@ func refTo(s string) *config.Ref {
 // RoundTripper that does nothing.
 func BenchmarkStrategyFastPath(b *testing.B) {
 	srv := startSession(b, time.Hour)
-	env := live.Env{
+	env := authlive.Env{
 		Name:    "server bench",
 		Purpose: "mcp",
 		Secrets: secrets.New(secrets.Options{LookupEnv: func(k string) (string, bool) {
@@ -81,7 +81,7 @@ func BenchmarkStrategyFastPath(b *testing.B) {
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
-			s, err := live.Build(context.Background(), env, c.spec)
+			s, err := authlive.Build(context.Background(), env, c.spec)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/heddlehq/heddle/auth/live"
+	"github.com/heddlehq/heddle/auth/authlive"
 	"github.com/heddlehq/heddle/auth/plugin"
 	"github.com/heddlehq/heddle/auth/pluginsdk"
 	"github.com/heddlehq/heddle/diag"
@@ -17,16 +17,16 @@ import (
 const testSecret = "test-secret-CANARY-91c4"
 
 // buildTest builds testplugin's strategy in the given mode.
-func buildTest(t *testing.T, mode string, log *syncBuffer) (live.Strategy, error) {
+func buildTest(t *testing.T, mode string, log *syncBuffer) (authlive.Strategy, error) {
 	t.Helper()
-	env := live.Env{
+	env := authlive.Env{
 		Name:    "server bad",
 		Purpose: "mcp",
 		Secrets: secrets.New(secrets.Options{LookupEnv: func(k string) (string, bool) { return testSecret, k == "S" }}),
 		Plugins: map[string]*plan.AuthPlugin{"bad": {Command: testPluginBin, SHA256: testPluginSum}},
 		Logger:  slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
-	s, err := live.Build(context.Background(), env, &plan.Auth{Kind: "bad", Plugin: true, Settings: map[string]any{
+	s, err := authlive.Build(context.Background(), env, &plan.Auth{Kind: "bad", Plugin: true, Settings: map[string]any{
 		"mode": mode, "secret_ref": refTo("${env:S}"),
 	}})
 	if s != nil {
@@ -35,7 +35,7 @@ func buildTest(t *testing.T, mode string, log *syncBuffer) (live.Strategy, error
 	return s, err
 }
 
-func headersOf(s live.Strategy) error {
+func headersOf(s authlive.Strategy) error {
 	req, _ := newRequest()
 	_, err := s.Wrap(noopTransport{resp: okResponse()}).RoundTrip(req)
 	return err

@@ -1,7 +1,7 @@
 // Package plugin is the host side of heddle's auth plugins: strategies
 // declared under ai.auth_plugins and implemented by a binary built with
 // [github.com/heddlehq/heddle/auth/pluginsdk]. Importing it registers the
-// builder of every plugin-declared strategy ([live.PluginKind]); the runtime
+// builder of every plugin-declared strategy ([authlive.PluginKind]); the runtime
 // imports it, so nothing else has to.
 //
 //	ai:
@@ -40,7 +40,7 @@
 // [MaxSkew]) before their expiry, so a request normally makes no plugin call
 // and costs about as much as a static header. Expiry and a 401 each cause
 // one renewal for all concurrent requests, and a request refused with 401 is
-// retried once, never more (see [live.Strategy] and the Wrap method).
+// retried once, never more (see [authlive.Strategy] and the Wrap method).
 //
 // # Secrets
 //
@@ -59,12 +59,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/heddlehq/heddle/auth/live"
+	"github.com/heddlehq/heddle/auth/authlive"
 	"github.com/heddlehq/heddle/diag"
 )
 
 func init() {
-	live.Register(live.PluginKind, Build)
+	authlive.Register(authlive.PluginKind, Build)
 }
 
 // Build builds the strategy of one server whose auth block names a plugin
@@ -73,7 +73,7 @@ func init() {
 // a new instance in it. Errors carry MCP_AUTH_STRATEGY_INVALID (a checksum
 // mismatch, a binary that does not start, settings the plugin refuses) or
 // the secret resolver's code.
-func Build(ctx context.Context, env live.Env, settings map[string]any) (live.Strategy, error) {
+func Build(ctx context.Context, env authlive.Env, settings map[string]any) (authlive.Strategy, error) {
 	name, _ := settings["kind"].(string)
 	spec := env.Plugins[name]
 	if spec == nil {
@@ -104,7 +104,7 @@ func Build(ctx context.Context, env live.Env, settings map[string]any) (live.Str
 // plugin receives: *_ref settings resolved, booleans as "true"/"false",
 // lists as JSON arrays. kind is left out. It also returns the resolved
 // secret values, for redaction.
-func resolveSettings(ctx context.Context, env live.Env, settings map[string]any) (map[string]string, []string, error) {
+func resolveSettings(ctx context.Context, env authlive.Env, settings map[string]any) (map[string]string, []string, error) {
 	out := map[string]string{}
 	var secretVals []string
 	for _, k := range slices.Sorted(maps.Keys(settings)) {
@@ -112,7 +112,7 @@ func resolveSettings(ctx context.Context, env live.Env, settings map[string]any)
 			continue
 		}
 		if strings.HasSuffix(k, "_ref") {
-			v, err := live.Resolve(ctx, env, settings, k)
+			v, err := authlive.Resolve(ctx, env, settings, k)
 			if err != nil {
 				return nil, nil, err
 			}

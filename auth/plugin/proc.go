@@ -18,7 +18,7 @@ import (
 	"time"
 
 	goplugin "github.com/hashicorp/go-plugin"
-	"github.com/heddlehq/heddle/auth/live"
+	"github.com/heddlehq/heddle/auth/authlive"
 	"github.com/heddlehq/heddle/auth/pluginsdk"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
@@ -65,7 +65,7 @@ var procs = struct {
 
 // acquire returns the process for the plugin declared as spec, taking a
 // reference. It does not start it.
-func acquire(ctx context.Context, name string, spec *plan.AuthPlugin, env live.Env) (*proc, error) {
+func acquire(ctx context.Context, name string, spec *plan.AuthPlugin, env authlive.Env) (*proc, error) {
 	// Resolve the declared environment first, outside the lock: a missing
 	// secret fails this build, and resolving twice is cheap.
 	penv, secretVals, err := resolveEnv(ctx, env, name, spec)
@@ -90,7 +90,7 @@ func acquire(ctx context.Context, name string, spec *plan.AuthPlugin, env live.E
 	return p, nil
 }
 
-func resolveEnv(ctx context.Context, env live.Env, name string, spec *plan.AuthPlugin) ([]string, []string, error) {
+func resolveEnv(ctx context.Context, env authlive.Env, name string, spec *plan.AuthPlugin) ([]string, []string, error) {
 	var out, secretVals []string
 	for _, k := range config.SortedKeys(spec.Env) {
 		v := spec.Env[k]

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heddlehq/heddle/auth/live"
+	"github.com/heddlehq/heddle/auth/authlive"
 	"github.com/heddlehq/heddle/auth/plugin"
 	"github.com/heddlehq/heddle/auth/pluginsdk"
 	"github.com/heddlehq/heddle/diag"
@@ -20,9 +20,9 @@ import (
 
 // buildStrategy builds the example plugin's strategy against srv directly,
 // without a runtime.
-func buildStrategy(t *testing.T, srv interface{ SessionURL() string }) live.Strategy {
+func buildStrategy(t *testing.T, srv interface{ SessionURL() string }) authlive.Strategy {
 	t.Helper()
-	env := live.Env{
+	env := authlive.Env{
 		Name:    "server direct",
 		Purpose: "mcp",
 		Secrets: secrets.New(secrets.Options{LookupEnv: func(k string) (string, bool) {
@@ -30,7 +30,7 @@ func buildStrategy(t *testing.T, srv interface{ SessionURL() string }) live.Stra
 		}}),
 		Plugins: map[string]*plan.AuthPlugin{"agent-session": {Command: pluginBin, SHA256: pluginSum}},
 	}
-	s, err := live.Build(context.Background(), env, &plan.Auth{Kind: "agent-session", Plugin: true, Settings: map[string]any{
+	s, err := authlive.Build(context.Background(), env, &plan.Auth{Kind: "agent-session", Plugin: true, Settings: map[string]any{
 		"session_url":   srv.SessionURL(),
 		"secret_path":   secretPath,
 		"bootstrap_ref": refTo("${env:AGENT_BOOTSTRAP}"),

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/heddlehq/heddle/auth/live"
+	"github.com/heddlehq/heddle/auth/authlive"
 	"github.com/heddlehq/heddle/auth/pluginsdk"
 	"github.com/heddlehq/heddle/diag"
 )
@@ -98,7 +98,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		closeBody(req)
 		return nil, err
 	}
-	resp, err := t.next.RoundTrip(live.WithHeaders(req, e.header))
+	resp, err := t.next.RoundTrip(authlive.WithHeaders(req, e.header))
 	if err != nil || resp.StatusCode != http.StatusUnauthorized {
 		return resp, err
 	}
@@ -110,7 +110,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		drain(resp)
 		return nil, err
 	}
-	r := live.WithHeaders(req, e2.header)
+	r := authlive.WithHeaders(req, e2.header)
 	if req.GetBody != nil && req.Body != nil && req.Body != http.NoBody {
 		if r.Body, err = req.GetBody(); err != nil {
 			drain(resp)
@@ -331,6 +331,6 @@ func PluginCode(err error) pluginsdk.ErrorCode {
 }
 
 var (
-	_ live.Strategy     = (*strategy)(nil)
+	_ authlive.Strategy = (*strategy)(nil)
 	_ http.RoundTripper = (*transport)(nil)
 )

@@ -24,7 +24,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/heddlehq/heddle/auth/live"
+	"github.com/heddlehq/heddle/auth/authlive"
 	"github.com/heddlehq/heddle/auth/oauth"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
@@ -60,7 +60,7 @@ func run(args []string, getenv func(string) string, stderr io.Writer) int {
 		return 2
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	live.Register(headlessKind, oauth.Builder(oauth.Options{Fetcher: oauth.RedirectFetcher(nil), Logger: log}))
+	authlive.Register(headlessKind, oauth.Builder(oauth.Options{Fetcher: oauth.RedirectFetcher(nil), Logger: log}))
 
 	scenario := getenv("MCP_CONFORMANCE_SCENARIO")
 	var sc scenarioContext

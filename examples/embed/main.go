@@ -29,7 +29,7 @@ import (
 	// The application's operations register themselves when imported…
 	_ "github.com/heddlehq/heddle/examples/incidents"
 	// …and the live half of kind: usecase runs them.
-	_ "github.com/heddlehq/heddle/grants/usecase/live"
+	_ "github.com/heddlehq/heddle/grants/usecasekind/usecaselive"
 )
 
 // agents holds the application's agent artifacts.

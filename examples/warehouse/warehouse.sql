@@ -1,6 +1,6 @@
 -- The example warehouse: incidents of three tenants. Portable SQL: the same
 -- script builds the SQLite file (go run ./examples/warehouse) and the
--- PostgreSQL tables of grants/sql/live's tests.
+-- PostgreSQL tables of grants/sqlkind/sqllive's tests.
 CREATE TABLE incidents (
 	id        INTEGER PRIMARY KEY,
 	title     TEXT    NOT NULL,

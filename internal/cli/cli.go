@@ -27,9 +27,9 @@ import (
 	// usecase grant compiles and runs; and the live halves of the kinds
 	// other than mcp.
 	_ "github.com/heddlehq/heddle/examples/incidents"
-	_ "github.com/heddlehq/heddle/grants/a2a/live"
-	_ "github.com/heddlehq/heddle/grants/sql/live"
-	_ "github.com/heddlehq/heddle/grants/usecase/live"
+	_ "github.com/heddlehq/heddle/grants/a2akind/a2alive"
+	_ "github.com/heddlehq/heddle/grants/sqlkind/sqllive"
+	_ "github.com/heddlehq/heddle/grants/usecasekind/usecaselive"
 )
 
 // Exit codes.

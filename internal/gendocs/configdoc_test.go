@@ -21,8 +21,8 @@ import (
 	"github.com/heddlehq/heddle/compile"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/grants"
-	"github.com/heddlehq/heddle/grants/mcp"
-	"github.com/heddlehq/heddle/grants/sql"
+	"github.com/heddlehq/heddle/grants/mcpkind"
+	"github.com/heddlehq/heddle/grants/sqlkind"
 	"github.com/heddlehq/heddle/policy"
 )
 
@@ -314,9 +314,9 @@ func TestValuesDocumented(t *testing.T) {
 	values = append(values, config.RemoteClientsRequired, config.RemoteClientsOptional)
 	values = append(values, config.ApprovalAsk, config.ApprovalAllow, config.ApprovalDeny)
 	values = append(values, "auto")
-	values = append(values, mcp.ProtocolVersions...)
-	values = append(values, sql.Drivers...)
-	values = append(values, sql.ParamTypes...)
+	values = append(values, mcpkind.ProtocolVersions...)
+	values = append(values, sqlkind.Drivers...)
+	values = append(values, sqlkind.ParamTypes...)
 	values = append(values, grants.Names()...)
 	for _, v := range values {
 		if !doc[v] {

@@ -1,0 +1,237 @@
+// Package authlive builds the live half of authentication strategies: one
+// value per server (or remote agent), built once at start-up from the plan's
+// auth block and shared by every client of that server, applied as an
+// http.RoundTripper wrapper so that one strategy serves MCP and A2A clients
+// alike.
+//
+//	s, err := live.Build(ctx, spec, resolver)
+//	client := &http.Client{Transport: s.Wrap(http.DefaultTransport)}
+//
+// Builders for further kinds register with [Register]; the compiler never
+// imports this package.
+package authlive
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/heddlehq/heddle/config"
+	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/plan"
+	"github.com/heddlehq/heddle/secrets"
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
+)
+
+// Strategy is a built authentication strategy. Implementations are safe for
+// concurrent use; a renewing strategy renews once for all its callers.
+type Strategy interface {
+	// Wrap returns a RoundTripper that authenticates requests sent through
+	// next. It must clone a request before changing it.
+	Wrap(next http.RoundTripper) http.RoundTripper
+	// Close releases what the strategy holds (a plugin process, a listener).
+	Close() error
+}
+
+// OAuthStrategy is implemented by strategies that run the MCP client
+// library's own OAuth flow (kind: oauth). A Streamable HTTP transport hands
+// the handler to go-sdk, which sets the bearer token on every request and,
+// on a 401 or 403, calls Authorize once and retries the request once. The
+// transport's HTTP client is still wrapped with Wrap: once the handler has
+// been handed out, Wrap leaves alone the requests the SDK authenticates, and
+// it keeps serving clients that have no such hook (A2A, legacy SSE) with the
+// same token.
+type OAuthStrategy interface {
+	Strategy
+	OAuthHandler() sdkauth.OAuthHandler
+}
+
+// Env is what a builder gets besides the settings.
+type Env struct {
+	Secrets secrets.Resolver
+	// Name is the server or remote agent the strategy serves, for messages.
+	Name string
+	// Purpose is "mcp" or "a2a".
+	Purpose string
+	// Plugins are the plan's auth plugins (plan.Plan.AuthPlugins): the
+	// builder of plugin-declared strategies finds its binary here, by the
+	// plugin's name. The map is treated as read-only.
+	Plugins map[string]*plan.AuthPlugin
+	// Logger receives the strategy's log (a plugin's lifecycle and its
+	// own log lines, at DEBUG). nil discards. Nothing a strategy logs
+	// carries a secret value.
+	Logger *slog.Logger
+}
+
+// Builder builds a strategy from an auth block's settings.
+type Builder func(ctx context.Context, env Env, settings map[string]any) (Strategy, error)
+
+var (
+	mu       sync.RWMutex
+	builders = map[string]Builder{}
+)
+
+// Register adds a builder for kind; it panics on a duplicate.
+func Register(kind string, b Builder) {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, dup := builders[kind]; dup {
+		panic(fmt.Sprintf("live: builder %q registered twice", kind))
+	}
+	builders[kind] = b
+}
+
+// Build builds the strategy for spec. Errors carry a code: SECRET_UNRESOLVED
+// or SECRET_EMPTY for references, MCP_HEADERS_REF_INVALID for a malformed
+// header payload, MCP_AUTH_STRATEGY_INVALID for anything else.
+func Build(ctx context.Context, env Env, spec *plan.Auth) (Strategy, error) {
+	if spec == nil {
+		return nil, nil
+	}
+	mu.RLock()
+	b, ok := builders[spec.Kind]
+	if spec.Plugin {
+		b, ok = builders[PluginKind]
+	}
+	mu.RUnlock()
+	if !ok {
+		return nil, diag.New(diag.MCPAuthStrategyInvalid, "%s: no live implementation of auth strategy %q in this build", env.Name, spec.Kind)
+	}
+	settings := spec.Settings
+	if spec.Plugin {
+		settings = withKind(settings, spec.Kind)
+	}
+	s, err := b(ctx, env, settings)
+	if err != nil {
+		if diag.CodeOf(err) == "" {
+			return nil, diag.Wrap(diag.MCPAuthStrategyInvalid, err, "%s: auth strategy %q cannot be built", env.Name, spec.Kind)
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+// PluginKind is the builder key for strategies declared as auth plugins; the
+// plugin's own name is passed in settings under "kind", and its declaration
+// in Env.Plugins. The builder is auth/plugin's (the go-plugin host), which
+// registers itself when imported; the runtime imports it.
+const PluginKind = "@plugin"
+
+func withKind(s map[string]any, kind string) map[string]any {
+	out := make(map[string]any, len(s)+1)
+	for k, v := range s {
+		out[k] = v
+	}
+	out["kind"] = kind
+	return out
+}
+
+// Ref returns the reference stored under key in settings.
+func Ref(settings map[string]any, key string) (config.Ref, bool) {
+	switch v := settings[key].(type) {
+	case *config.Ref:
+		if v != nil {
+			return *v, true
+		}
+	case config.Ref:
+		return v, true
+	case string:
+		r := config.ParseRef(v)
+		return r, r.Valid()
+	}
+	return config.Ref{}, false
+}
+
+// Resolve resolves the reference stored under key.
+func Resolve(ctx context.Context, env Env, settings map[string]any, key string) (string, error) {
+	ref, ok := Ref(settings, key)
+	if !ok {
+		return "", diag.New(diag.MCPAuthStrategyInvalid, "%s: setting %s is missing", env.Name, key)
+	}
+	v, err := env.Secrets.Resolve(ctx, ref)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", env.Name, err)
+	}
+	return v, nil
+}
+
+// headerStrategy sets fixed headers on every request.
+type headerStrategy struct {
+	header http.Header
+}
+
+func (h *headerStrategy) Wrap(next http.RoundTripper) http.RoundTripper {
+	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		return next.RoundTrip(WithHeaders(req, h.header))
+	})
+}
+
+// WithHeaders returns a shallow copy of req whose header map is a copy of
+// req's with every header of h set, replacing any value of the same name,
+// so that each is sent exactly once. req itself is not changed (as
+// http.RoundTripper requires); the value slices of h are shared, never
+// written. It is the per-request work of every header-setting strategy:
+// cheaper than req.Clone, which also copies the URL, trailers and form.
+// h's keys must be in canonical form.
+func WithHeaders(req *http.Request, h http.Header) *http.Request {
+	r := new(http.Request)
+	*r = *req
+	r.Header = make(http.Header, len(req.Header)+len(h))
+	for k, vs := range req.Header {
+		r.Header[k] = vs
+	}
+	for k, vs := range h {
+		r.Header[k] = vs
+	}
+	return r
+}
+
+func (h *headerStrategy) Close() error { return nil }
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// ParseHeaderPayload parses a static header payload: one "Name=value" pair
+// whose value carries no white space (anything richer — several headers, a
+// value with spaces such as "Bearer …", a credential that renews — belongs
+// in a strategy). The payload is never repeated in the error.
+func ParseHeaderPayload(payload string) (http.Header, error) {
+	name, value, ok := strings.Cut(strings.TrimSpace(payload), "=")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" || value == "" || strings.ContainsAny(name, " \t\r\n:") || strings.ContainsAny(value, " \t\r\n") {
+		return nil, diag.New(diag.MCPHeadersRefInvalid, "the header payload is not one Name=value pair (payload not shown)")
+	}
+	h := http.Header{}
+	h.Set(name, value)
+	return h, nil
+}
+
+func init() {
+	Register("static", func(ctx context.Context, env Env, s map[string]any) (Strategy, error) {
+		payload, err := Resolve(ctx, env, s, "headers_ref")
+		if err != nil {
+			return nil, err
+		}
+		h, err := ParseHeaderPayload(payload)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", env.Name, err)
+		}
+		return &headerStrategy{header: h}, nil
+	})
+	Register("bearer", func(ctx context.Context, env Env, s map[string]any) (Strategy, error) {
+		token, err := Resolve(ctx, env, s, "token_ref")
+		if err != nil {
+			return nil, err
+		}
+		if strings.ContainsAny(token, " \t\r\n") {
+			return nil, diag.New(diag.MCPAuthStrategyInvalid, "%s: the bearer token contains white space (token not shown)", env.Name)
+		}
+		h := http.Header{}
+		h.Set("Authorization", "Bearer "+token)
+		return &headerStrategy{header: h}, nil
+	})
+}

@@ -1,0 +1,217 @@
+package a2alive
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	authlive "github.com/heddlehq/heddle/auth/authlive"
+	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/plan"
+	"github.com/heddlehq/heddle/runtime"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Backoff bounds of the background card fetches.
+var (
+	backoffFirst = 250 * time.Millisecond
+	backoffMax   = 30 * time.Second
+)
+
+// agent is one remote agent, shared by every grant of it. Its card, and the
+// endpoint chosen from it, are set once a fetch succeeds; until then the
+// agent is down. It is safe for concurrent use.
+type agent struct {
+	inst   *instance
+	name   string
+	spec   *plan.A2AAgent
+	origin *url.URL // scheme and host of spec.URL: the only place credentials go
+	client *http.Client
+	strat  authlive.Strategy
+
+	ids atomic.Int64 // JSON-RPC request ids
+
+	mu       sync.Mutex
+	ep       *endpoint // nil while down
+	tool     *mcp.Tool
+	gen      uint64
+	code     diag.Code // why it is down
+	state    runtime.State
+	fetched  time.Time
+	retrying bool // a supervisor is running
+}
+
+func newAgent(inst *instance, name string, spec *plan.A2AAgent, base http.RoundTripper, strat authlive.Strategy) (*agent, error) {
+	u, err := url.Parse(spec.URL)
+	if err != nil || u.Host == "" {
+		return nil, diag.New(diag.A2AAgentUnreachable, "remote agent %s: its url cannot be parsed (value redacted)", name)
+	}
+	rt := base
+	if strat != nil {
+		rt = strat.Wrap(base)
+	}
+	a := &agent{inst: inst, name: name, spec: spec, origin: &url.URL{Scheme: u.Scheme, Host: u.Host}, strat: strat,
+		state: runtime.StateConnecting, code: diag.A2AAgentUnreachable}
+	a.client = &http.Client{Transport: rt, CheckRedirect: a.checkRedirect}
+	a.tool = a.describe(nil)
+	a.gen = 1
+	return a, nil
+}
+
+// checkRedirect follows a redirect only within the agent's origin: the auth
+// strategy adds credentials to every request its transport sends.
+func (a *agent) checkRedirect(req *http.Request, via []*http.Request) error {
+	if !sameOrigin(a.origin, req.URL) {
+		return errors.New("redirect to another origin refused")
+	}
+	if len(via) >= 5 {
+		return errors.New("too many redirects")
+	}
+	return nil
+}
+
+// connect fetches the card and chooses the endpoint. An error carries
+// A2A_AGENT_UNREACHABLE.
+func (a *agent) connect(ctx context.Context) error {
+	c, err := a.fetchCard(ctx)
+	var ep *endpoint
+	if err == nil {
+		ep, err = a.choose(c)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if err != nil {
+		a.state = runtime.StateDown
+		a.code = diag.A2AAgentUnreachable
+		return diag.Wrap(diag.A2AAgentUnreachable, err, "remote agent %s: %s", a.name, safeReason(err))
+	}
+	a.ep, a.state, a.code, a.fetched = ep, runtime.StateReady, "", time.Now()
+	a.tool = a.describe(c)
+	a.gen++
+	return nil
+}
+
+// endpoint returns where to send calls, or nil while the agent is down.
+func (a *agent) endpoint() *endpoint {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.ep
+}
+
+// markDown records that a call could not reach the agent, and starts
+// fetching its card again in the background.
+func (a *agent) markDown() {
+	a.mu.Lock()
+	if a.ep == nil {
+		a.mu.Unlock()
+		return
+	}
+	a.ep, a.state, a.code = nil, runtime.StateDown, diag.A2AAgentUnreachable
+	a.gen++
+	a.mu.Unlock()
+	a.inst.log.Warn("remote agent unavailable", "agent", a.name, "code", diag.A2AAgentUnreachable)
+	a.supervise(false)
+}
+
+// superviseAfterDelay starts the background fetches of an agent that failed
+// at start-up: the first one after the first backoff.
+func (a *agent) superviseAfterDelay() { a.supervise(true) }
+
+// supervise fetches the card again with capped, jittered exponential
+// backoff until it succeeds or the runtime closes. One supervisor runs per
+// agent at a time.
+func (a *agent) supervise(delayFirst bool) {
+	a.mu.Lock()
+	if a.retrying {
+		a.mu.Unlock()
+		return
+	}
+	a.retrying = true
+	a.mu.Unlock()
+	started := a.inst.goSupervise(func() {
+		defer func() {
+			a.mu.Lock()
+			a.retrying = false
+			a.mu.Unlock()
+		}()
+		ctx := a.inst.ctx
+		delay := backoffFirst
+		for attempt := 0; ; attempt++ {
+			if attempt > 0 || delayFirst {
+				t := time.NewTimer(delay/2 + rand.N(delay/2+1))
+				select {
+				case <-ctx.Done():
+					t.Stop()
+					return
+				case <-t.C:
+				}
+				delay = min(delay*2, backoffMax)
+			}
+			actx, cancel := context.WithTimeout(ctx, time.Duration(a.inst.startup)*time.Millisecond)
+			err := a.connect(actx)
+			cancel()
+			if err == nil {
+				a.inst.log.Info("remote agent available", "agent", a.name)
+				return
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			a.inst.log.Debug("remote agent still unavailable", "agent", a.name, "attempt", attempt+1, "reason", diag.Reason(err))
+		}
+	})
+	if !started {
+		a.mu.Lock()
+		a.retrying = false
+		a.mu.Unlock()
+	}
+}
+
+// tools returns the agent's one tool and its generation.
+func (a *agent) tools() ([]*mcp.Tool, uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return []*mcp.Tool{a.tool}, a.gen
+}
+
+func (a *agent) status() runtime.Dependency {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	d := runtime.Dependency{Name: a.name, Kind: Kind, State: a.state, Required: a.spec.Required, Tools: 1,
+		Agents: slices.Clone(a.spec.GrantedTo)}
+	if a.state != runtime.StateReady {
+		d.Code = a.code
+	}
+	if !a.fetched.IsZero() {
+		t := a.fetched.UTC().Truncate(time.Millisecond)
+		d.ListedAt = &t
+	}
+	return d
+}
+
+// sameOrigin reports whether two URLs share scheme, host and port (a
+// scheme's default port written or not).
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(hostPort(a), hostPort(b))
+}
+
+func hostPort(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		switch strings.ToLower(u.Scheme) {
+		case "https":
+			port = "443"
+		case "http":
+			port = "80"
+		}
+	}
+	return net.JoinHostPort(u.Hostname(), port)
+}

@@ -1,0 +1,267 @@
+// Package a2alive is the live half of the a2a capability kind: another agent,
+// reached over the Agent2Agent protocol (A2A) and offered to the model as one
+// tool. An application imports it for its side effect:
+//
+//	import _ "github.com/heddlehq/heddle/grants/a2akind/a2alive"
+//
+// # What the runtime does with it
+//
+// At start-up, under the start-up deadline and concurrently with everything
+// else, each granted remote agent's card is fetched from
+// <url>/.well-known/agent-card.json through the agent's auth strategy (built
+// once, with purpose "a2a", and shared by every call). A card that cannot be
+// fetched, or that offers no JSON-RPC interface this package speaks, is
+// A2A_AGENT_UNREACHABLE: fatal for a required agent; for an optional one it
+// is logged, the agent is fetched again in the background with capped,
+// jittered backoff until the runtime closes, and its tool answers
+// TOOL_UNAVAILABLE meanwhile. A call that cannot reach an agent that was up
+// marks it down the same way.
+//
+// Each grant becomes one tool named after the agent as the deployment names
+// it (ai.a2a_agents.<name>), whose description shows the card's name,
+// description and skills (third-party text, capped). Its input is
+// {"message": string}; it sends that message with SendMessage and answers
+// with the agent's reply text (its message, or its task's artifacts). When
+// the agent answers with a task that is still running, GetTask is polled
+// until the task ends or the call's deadline passes: the agent's timeout_ms
+// (TRANSPORT_TIMEOUT, which the model may retry) within the supervisor's
+// tool_timeout_ms. A task that fails, is rejected or canceled, or stops to
+// ask for input, is a result with isError set and the agent's words.
+//
+// Credentials are sent only to the configured origin: a card naming an
+// endpoint on another scheme, host or port is refused, and so is a redirect
+// to one.
+//
+// Status reports every opened agent as a dependency of kind "a2a".
+//
+// # Why a hand-written binding, not a2a-go
+//
+// The Go SDK, github.com/a2aproject/a2a-go, is at v0.3.3 on the module proxy
+// (the only version there; there is no /v2): it speaks A2A 0.3 —
+// message/send, tasks/get, lower-case roles and states, "kind"-tagged parts —
+// while peers built on the current SDKs, such as @a2a-js/sdk 1.x, serve A2A
+// 1.0 (SendMessage, GetTask, ROLE_USER, TASK_STATE_COMPLETED, an A2A-Version
+// header, supportedInterfaces on the card) and answer 0.3 only when their
+// operator turns the compatibility layer on. a2a-go would also bring gRPC
+// 1.73 and newer protobuf and genproto modules into go.mod, upgrading what
+// hashicorp/go-plugin runs on, for a client that needs two JSON-RPC methods.
+// The part of the protocol a one-message tool uses is small and stable, so
+// this package carries it itself (jsonrpc.go): A2A 1.0 JSON-RPC first, and
+// A2A 0.3 (message/send, tasks/get) for an agent whose card offers only that.
+// Streaming, push notifications and multi-turn contexts are not used.
+package a2alive
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"maps"
+	"net/http"
+	"slices"
+	"sync"
+
+	authlive "github.com/heddlehq/heddle/auth/authlive"
+	"github.com/heddlehq/heddle/config"
+	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/plan"
+	"github.com/heddlehq/heddle/runtime"
+)
+
+func init() { runtime.RegisterKind(Kind, kind{}) }
+
+// Kind is the grant kind this package serves.
+const Kind = "a2a"
+
+type kind struct{}
+
+// Open fetches the card of every remote agent an agent of the plan grants,
+// all concurrently under ctx (the start-up deadline). An auth strategy that
+// cannot be built (a secret that does not resolve) is an error, whatever
+// the agent's required setting; an agent that cannot be reached is a
+// Failure, Fatal when the agent is required.
+func (kind) Open(ctx context.Context, env runtime.KindEnv) (runtime.Instance, []*runtime.Failure, error) {
+	log := env.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	closing := env.Closing
+	if closing == nil {
+		closing = context.Background()
+	}
+	inst := &instance{log: log, agents: map[string]*agent{}, startup: startupBudget(env.Plan)}
+	inst.ctx, inst.stop = context.WithCancel(closing)
+	base := env.HTTPTransport
+	if base == nil {
+		inst.owned = http.DefaultTransport.(*http.Transport).Clone()
+		base = inst.owned
+	}
+
+	var (
+		mu       sync.Mutex
+		errs     []error
+		failures []*runtime.Failure
+		wg       sync.WaitGroup
+	)
+	for _, name := range granted(env.Plan) {
+		spec := env.Plan.A2AAgents[name]
+		if spec == nil {
+			errs = append(errs, diag.New(diag.A2AAgentUnknown, "remote agent %s is granted but not in the plan", name))
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			strat, err := authlive.Build(ctx, authlive.Env{Secrets: env.Secrets, Name: "remote agent " + name, Purpose: "a2a"}, spec.Auth)
+			if err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+				return
+			}
+			a, err := newAgent(inst, name, spec, base, strat)
+			if err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+				if strat != nil {
+					_ = strat.Close()
+				}
+				return
+			}
+			mu.Lock()
+			inst.agents[name] = a
+			mu.Unlock()
+			if err := a.connect(ctx); err != nil {
+				mu.Lock()
+				failures = append(failures, &runtime.Failure{Server: name, Err: err, Fatal: spec.Required})
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		return inst, nil, errors.Join(errs...)
+	}
+	slices.SortFunc(failures, func(a, b *runtime.Failure) int {
+		switch {
+		case a.Server < b.Server:
+			return -1
+		case a.Server > b.Server:
+			return 1
+		}
+		return 0
+	})
+	for _, f := range failures {
+		if !f.Fatal {
+			inst.agents[f.Server].superviseAfterDelay()
+		}
+	}
+	return inst, failures, nil
+}
+
+// granted returns the remote agents the plan's agents grant, sorted.
+func granted(p *plan.Plan) []string {
+	set := map[string]bool{}
+	for _, a := range p.Agents {
+		for _, g := range a.Grants {
+			if spec, ok := g.Spec.(*plan.A2AGrant); ok {
+				set[spec.Agent] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// instance is the a2a kind opened for one runtime: one agent per granted
+// remote agent. It is safe for concurrent use.
+type instance struct {
+	log     *slog.Logger
+	agents  map[string]*agent // written only during Open
+	owned   *http.Transport   // the base transport, when the runtime gave none
+	startup int               // ms: the budget of one background attempt
+
+	// ctx ends when the runtime closes or the instance does; supervisors
+	// stop then.
+	ctx  context.Context
+	stop context.CancelFunc
+
+	mu     sync.Mutex // guards closed and wg.Add
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// goSupervise runs f in a goroutine Close waits for, unless the instance is
+// closed.
+func (i *instance) goSupervise(f func()) bool {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.closed {
+		return false
+	}
+	i.wg.Add(1)
+	go func() {
+		defer i.wg.Done()
+		f()
+	}()
+	return true
+}
+
+// Source returns the tool of one grant: its remote agent.
+func (i *instance) Source(ag *plan.Agent, g plan.Grant) (runtime.Source, error) {
+	spec, ok := g.Spec.(*plan.A2AGrant)
+	if !ok {
+		return nil, diag.New(diag.CapabilityKindUnknown, "agent %s: a2a grant has an unexpected spec", ag.Name)
+	}
+	a := i.agents[spec.Agent]
+	if a == nil {
+		return nil, diag.New(diag.A2AAgentUnknown, "agent %s: remote agent %s was not opened", ag.Name, spec.Agent)
+	}
+	return &source{a: a}, nil
+}
+
+// Status reports every opened remote agent.
+func (i *instance) Status() []runtime.Dependency {
+	out := make([]runtime.Dependency, 0, len(i.agents))
+	for _, name := range slices.Sorted(maps.Keys(i.agents)) {
+		out = append(out, i.agents[name].status())
+	}
+	return out
+}
+
+// Close stops the supervisors, waits for them, and releases the agents'
+// strategies and connections. It is idempotent.
+func (i *instance) Close() error {
+	i.mu.Lock()
+	if i.closed {
+		i.mu.Unlock()
+		return nil
+	}
+	i.closed = true
+	i.mu.Unlock()
+	i.stop()
+	i.wg.Wait()
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(i.agents)) {
+		if s := i.agents[name].strat; s != nil {
+			if err := s.Close(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if i.owned != nil {
+		i.owned.CloseIdleConnections()
+	}
+	return errors.Join(errs...)
+}
+
+func startupBudget(p *plan.Plan) int {
+	if p.Startup.TimeoutMS > 0 {
+		return p.Startup.TimeoutMS
+	}
+	return config.DefaultStartupTimeoutMS
+}
+
+var (
+	_ runtime.Kind     = kind{}
+	_ runtime.Instance = (*instance)(nil)
+)

@@ -1,0 +1,74 @@
+package a2alive
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/heddlehq/heddle/config"
+	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/toolname"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// source is one grant of a remote agent: its one tool. Grants of one agent
+// share the agent.
+type source struct {
+	a *agent
+}
+
+func (s *source) Kind() string   { return Kind }
+func (s *source) Name() string   { return s.a.name }
+func (s *source) Prefix() string { return toolname.Sanitize(s.a.name) }
+
+// Tools returns the agent's tool, also while the agent is down (its calls
+// answer TOOL_UNAVAILABLE then); the generation changes when the card does.
+func (s *source) Tools(context.Context) ([]*mcp.Tool, uint64, error) {
+	tools, gen := s.a.tools()
+	return tools, gen, nil
+}
+
+// TransportTimeout is the agent's timeout_ms: the wait for one call,
+// polling included.
+func (s *source) TransportTimeout() time.Duration {
+	ms := s.a.spec.TimeoutMS
+	if ms <= 0 {
+		ms = config.DefaultA2ATimeoutMS
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
+// MaxResultBytes caps an answer as an MCP server's result is capped.
+func (s *source) MaxResultBytes() int { return config.DefaultMaxResultBytes }
+
+// Down reports an agent whose card has not been fetched, or that a call
+// could not reach since.
+func (s *source) Down() bool { return s.a.endpoint() == nil }
+
+// Call sends args.message to the agent and returns its answer.
+func (s *source) Call(ctx context.Context, _ *mcp.Tool, args map[string]any) (*mcp.CallToolResult, error) {
+	ep := s.a.endpoint()
+	if ep == nil {
+		return nil, diag.New(diag.ToolUnavailable, "the remote agent %s is unavailable; try again later", s.a.name)
+	}
+	text, ok := args["message"].(string)
+	if !ok {
+		return nil, diag.New(diag.ToolArgsInvalid, "message must be a string")
+	}
+	ans, err := s.a.send(ctx, ep, text)
+	var unreachable *unreachableError
+	switch {
+	case err == nil:
+		return &mcp.CallToolResult{IsError: ans.isError, Content: []mcp.Content{&mcp.TextContent{Text: ans.text}}}, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.As(err, &unreachable):
+		s.a.inst.log.Debug("remote agent call failed", "agent", s.a.name, "reason", unreachable.err.Error())
+		s.a.markDown()
+		return nil, diag.Wrap(diag.ToolUnavailable, err, "the remote agent %s could not be reached; try again later", s.a.name)
+	}
+	return nil, err
+}
+
+var _ runtime.Source = (*source)(nil)

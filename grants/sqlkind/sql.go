@@ -1,0 +1,188 @@
+// Package sqlkind is the config half of the sql capability kind: named,
+// parameterised, read-only statements over a declared source, and — only when
+// a grant says so — a free-form read-only query tool.
+//
+//	capabilities:
+//	  - {kind: sql, source: warehouse, statements: [open_incidents], query: false}
+//
+// Statements are declared in the deployment with typed parameters, written
+// as :name in the SQL text; a parameter may be bound from the caller
+// (from: caller.claims.tenant) rather than from the model.
+package sqlkind
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/heddlehq/heddle/config"
+	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/grants"
+	"github.com/heddlehq/heddle/plan"
+)
+
+func init() { grants.Register("sql", Kind{}) }
+
+// Kind is the sql kind.
+type Kind struct{}
+
+// Drivers are the accepted values of driver.
+var Drivers = []string{"sqlite", "postgres"}
+
+// ParamTypes are the accepted parameter types.
+var ParamTypes = []string{"string", "integer", "number", "boolean"}
+
+// CheckDeployment validates ai.sql_sources.
+func (Kind) CheckDeployment(env *grants.Env) diag.Diagnostics {
+	var ds diag.Diagnostics
+	for _, name := range config.SortedKeys(env.Deployment.AI.SQLSources) {
+		s := env.Deployment.AI.SQLSources[name]
+		if s == nil {
+			s = &config.SQLSource{}
+		}
+		p := config.Join("ai.sql_sources", name)
+		sds := checkSource(s, p)
+		ps := &plan.SQLSource{
+			Name: name, Driver: s.Driver, Path: s.Path, DSNRef: s.DSNRef,
+			TimeoutMS: s.TimeoutMS, MaxRows: s.MaxRows, MaxBytes: s.MaxBytes,
+			Statements: map[string]*plan.SQLStatement{}, GrantedTo: []string{},
+		}
+		for _, sn := range config.SortedKeys(s.Statements) {
+			st, stds := checkStatement(s.Statements[sn], config.Join(p, "statements", sn))
+			sds = append(sds, stds...)
+			ps.Statements[sn] = st
+		}
+		ds = append(ds, sds...)
+		if !sds.HasErrors() {
+			env.Plan.SQLSources[name] = ps
+		}
+	}
+	return ds
+}
+
+func checkSource(s *config.SQLSource, p string) diag.Diagnostics {
+	var ds diag.Diagnostics
+	switch s.Driver {
+	case "sqlite":
+		if s.Path == "" {
+			ds = append(ds, diag.Errorf(diag.SQLSourceInvalid, config.Join(p, "path"), "a sqlite source needs a path"))
+		}
+		if s.DSNRef != nil {
+			ds = append(ds, diag.Errorf(diag.SQLSourceInvalid, config.Join(p, "dsn_ref"), "a sqlite source takes path, not dsn_ref"))
+		}
+	case "postgres":
+		if s.DSNRef == nil {
+			ds = append(ds, diag.Errorf(diag.SQLSourceInvalid, config.Join(p, "dsn_ref"), "a postgres source needs dsn_ref"))
+		}
+		ds = append(ds, grants.CheckRef(s.DSNRef, config.Join(p, "dsn_ref"))...)
+		if s.Path != "" {
+			ds = append(ds, diag.Errorf(diag.SQLSourceInvalid, config.Join(p, "path"), "a postgres source takes dsn_ref, not path"))
+		}
+	case "":
+		ds = append(ds, diag.Errorf(diag.SQLSourceInvalid, p, "the source names no driver: want %s", strings.Join(Drivers, " or ")))
+	default:
+		ds = append(ds, diag.Errorf(diag.SQLSourceInvalid, config.Join(p, "driver"), "unknown driver: want %s", strings.Join(Drivers, " or ")))
+	}
+	return ds
+}
+
+func checkStatement(st *config.SQLStatement, p string) (*plan.SQLStatement, diag.Diagnostics) {
+	var ds diag.Diagnostics
+	if st == nil || strings.TrimSpace(st.SQL) == "" {
+		return nil, diag.Diagnostics{diag.Errorf(diag.SQLStatementInvalid, p, "the statement has no sql")}
+	}
+	out := &plan.SQLStatement{Description: st.Description, SQL: st.SQL}
+	seen := map[string]bool{}
+	for _, ph := range Placeholders(st.SQL) {
+		if seen[ph.Name] {
+			continue
+		}
+		seen[ph.Name] = true
+		decl, ok := st.Params[ph.Name]
+		if !ok || decl == nil {
+			ds = append(ds, diag.Errorf(diag.SQLStatementInvalid, config.Join(p, "sql"),
+				"parameter :%s is used in the SQL but not declared under params", ph.Name))
+			continue
+		}
+		pp := config.Join(p, "params", ph.Name)
+		typ := decl.Type
+		if typ == "" {
+			typ = "string"
+		}
+		if !slices.Contains(ParamTypes, typ) {
+			ds = append(ds, diag.Errorf(diag.SQLStatementInvalid, config.Join(pp, "type"),
+				"unknown parameter type: want %s", strings.Join(ParamTypes, ", ")))
+		}
+		if decl.From != "" && !validFrom(decl.From) {
+			ds = append(ds, diag.Errorf(diag.SQLStatementInvalid, config.Join(pp, "from"),
+				"from must be caller.subject or caller.claims.<name>"))
+		}
+		required := decl.Required == nil || *decl.Required
+		out.Params = append(out.Params, plan.SQLParam{Name: ph.Name, Type: typ, Description: decl.Description, From: decl.From, Required: required})
+	}
+	for _, name := range config.SortedKeys(st.Params) {
+		if !seen[name] {
+			ds = append(ds, diag.Errorf(diag.SQLStatementInvalid, config.Join(p, "params", name),
+				"parameter %q is declared but the SQL never uses :%s", name, name))
+		}
+	}
+	return out, ds
+}
+
+func validFrom(from string) bool {
+	if from == "caller.subject" {
+		return true
+	}
+	claim, ok := strings.CutPrefix(from, "caller.claims.")
+	return ok && claim != "" && !strings.ContainsAny(claim, " \t")
+}
+
+type grantSettings struct {
+	Source     string   `koanf:"source"`
+	Statements []string `koanf:"statements"`
+	Query      bool     `koanf:"query"`
+}
+
+// Compile resolves one sql grant. A grant that lists no statements grants
+// every statement of its source.
+func (Kind) Compile(env *grants.Env, art *config.Artifact, settings map[string]any, p string) (any, diag.Diagnostics) {
+	var g grantSettings
+	ds := config.DecodeStrict(settings, &g, p)
+	src, ok := env.Deployment.AI.SQLSources[g.Source]
+	switch {
+	case g.Source == "":
+		ds = append(ds, diag.Errorf(diag.SQLSourceUnknown, p, "the grant names no source"))
+	case !ok && grants.Written(env.Deployment, "sql_sources", g.Source):
+		return nil, ds
+	case !ok:
+		names := config.SortedKeys(env.Deployment.AI.SQLSources)
+		list := "none"
+		if len(names) > 0 {
+			list = strings.Join(names, ", ")
+		}
+		ds = append(ds, diag.Errorf(diag.SQLSourceUnknown, config.Join(p, "source"),
+			"source %q is not declared in ai.sql_sources", g.Source).WithDetail("declared: %s", list))
+	}
+	if ok && src != nil {
+		for i, st := range g.Statements {
+			if _, found := src.Statements[st]; !found {
+				ds = append(ds, diag.Errorf(diag.SQLStatementUnknown, config.Item(config.Join(p, "statements"), i),
+					"source %q declares no statement %q", g.Source, st))
+			}
+		}
+		if len(g.Statements) == 0 && len(src.Statements) == 0 && !g.Query {
+			ds = append(ds, diag.Errorf(diag.SQLStatementUnknown, p,
+				"the grant gives nothing: source %q declares no statements and query is false", g.Source))
+		}
+	}
+	if ds.HasErrors() {
+		return nil, ds
+	}
+	stmts := g.Statements
+	if len(stmts) == 0 && src != nil {
+		stmts = config.SortedKeys(src.Statements)
+	}
+	if ps := env.Plan.SQLSources[g.Source]; ps != nil {
+		ps.GrantedTo = grants.AppendUnique(ps.GrantedTo, art.Name)
+	}
+	return &plan.SQLGrant{Source: g.Source, Statements: stmts, Query: g.Query}, ds
+}

@@ -1,0 +1,56 @@
+// Package usecasekind is the config half of the usecase capability kind: a
+// grant of operations of the application itself, called in-process as the
+// caller who invoked the agent.
+//
+//	capabilities:
+//	  - {kind: usecase, keys: [incidents.get_incident]}
+//
+// The keys an application registers are handed to the compiler (see
+// compile.Input.Usecases); a key nobody registered is USECASE_UNKNOWN.
+package usecasekind
+
+import (
+	"strings"
+
+	"github.com/heddlehq/heddle/config"
+	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/grants"
+	"github.com/heddlehq/heddle/plan"
+)
+
+func init() { grants.Register("usecase", Kind{}) }
+
+// Kind is the usecase kind.
+type Kind struct{}
+
+// CheckDeployment has nothing to check: use cases live in the application.
+func (Kind) CheckDeployment(*grants.Env) diag.Diagnostics { return nil }
+
+type grantSettings struct {
+	Keys []string `koanf:"keys"`
+}
+
+// Compile resolves one usecase grant.
+func (Kind) Compile(env *grants.Env, _ *config.Artifact, settings map[string]any, p string) (any, diag.Diagnostics) {
+	var g grantSettings
+	ds := config.DecodeStrict(settings, &g, p)
+	if len(g.Keys) == 0 && !ds.HasErrors() {
+		ds = append(ds, diag.Errorf(diag.UsecaseUnknown, p, "the grant names no use-case keys"))
+	}
+	for i, k := range g.Keys {
+		if !env.Usecases[k] {
+			d := diag.Errorf(diag.UsecaseUnknown, config.Item(config.Join(p, "keys"), i),
+				"use case %q is not registered by this application", k)
+			if len(env.Usecases) == 0 {
+				d = d.WithDetail("this build registers no use cases; an application registers them with usecase.Register before compiling")
+			} else {
+				d = d.WithDetail("registered: %s", strings.Join(config.SortedKeys(env.Usecases), ", "))
+			}
+			ds = append(ds, d)
+		}
+	}
+	if ds.HasErrors() {
+		return nil, ds
+	}
+	return &plan.UsecaseGrant{Keys: g.Keys}, ds
+}
