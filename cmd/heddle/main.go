@@ -5,7 +5,7 @@ package main
 import (
 	"os"
 
-	"github.com/heddlehq/heddle/internal/cli"
+	"github.com/heddlehq/heddle/heddlecmd"
 )
 
-func main() { os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() { os.Exit(heddlecmd.Main(os.Args[1:], os.Stdout, os.Stderr)) }

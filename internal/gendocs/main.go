@@ -32,7 +32,7 @@ import (
 	"github.com/heddlehq/heddle/compile"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
-	"github.com/heddlehq/heddle/internal/cli"
+	"github.com/heddlehq/heddle/heddlecmd"
 	"golang.org/x/tools/txtar"
 )
 
@@ -432,6 +432,6 @@ func exampleOutput() (text, js string, err error) {
 	if !ds.HasErrors() {
 		return "", "", fmt.Errorf("the introduction's example compiles without errors")
 	}
-	text, js = cli.CheckOutput(ds)
+	text, js = heddlecmd.CheckOutput(ds)
 	return text, js, nil
 }

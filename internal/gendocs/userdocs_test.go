@@ -12,7 +12,7 @@ import (
 
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
-	"github.com/heddlehq/heddle/internal/cli"
+	"github.com/heddlehq/heddle/heddlecmd"
 )
 
 // These tests keep the user documentation beyond docs/configuration.md
@@ -167,7 +167,7 @@ func checkTest(t *testing.T, doc, file, test string) {
 // exactly the list of commands `heddle help` prints.
 func TestReadmeCommands(t *testing.T) {
 	var out bytes.Buffer
-	if code := cli.Main([]string{"help"}, &out, &out); code != cli.ExitOK {
+	if code := heddlecmd.Main([]string{"help"}, &out, &out); code != heddlecmd.ExitOK {
 		t.Fatalf("heddle help exited %d", code)
 	}
 	var want []string

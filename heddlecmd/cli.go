@@ -1,10 +1,10 @@
-// Package cli implements the heddle command. Its command line is a contract
+// Package heddlecmd implements the heddle command. Its command line is a contract
 // that scripts depend on: commands, flags, output formats and exit codes
 // change only by addition.
 //
 // Exit codes: 0 success; 1 a coded failure (configuration errors, a failed
 // call); 2 a usage error.
-package cli
+package heddlecmd
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package cli
+package heddlecmd
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"runtime/debug"
 )
 
-// Version is set at build time with -ldflags "-X …/internal/cli.Version=v1.2.3".
+// Version is set at build time with -ldflags "-X …/heddlecmd.Version=v1.2.3".
 var Version = "devel"
 
 type versionInfo struct {
