@@ -41,7 +41,7 @@ func (w mainWithServer) Run() int {
 // TestScripts runs the command-line contract tests in testdata/script: each
 // script asserts exit codes, and codes on stdout or stderr.
 func TestScripts(t *testing.T) {
-	repo, err := filepath.Abs("../..")
+	repo, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
