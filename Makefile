@@ -10,22 +10,26 @@ FUZZTIME  ?= 20s
 
 all: build
 
+# bin/heddle (the stock command), the example and test servers, and
+# bin/incidents-worker: the command with the example application's use cases.
 build:
-	$(GO) build -o $(BIN)/ ./cmd/...
+	$(GO) build -o $(BIN)/ ./cmd/... ./examples/incidents/cmd/incidents-worker
 
-# The main job on the shipped example configuration: compile it, open the
-# runtime (the example servers, the SQLite warehouse, the example use case)
-# and show what each agent may use, then call an MCP tool, an SQL statement
-# and a use case (as a caller with a tenant claim).
+# The main job on the shipped example configuration, with the example
+# application's worker (the shipped example grants its use case, which the
+# stock bin/heddle does not carry): compile it, open the runtime (the example
+# servers, the SQLite warehouse, the example use case) and show what each
+# agent may use, then call an MCP tool, an SQL statement and a use case (as a
+# caller with a tenant claim).
 demo: build
 	$(GO) run ./examples/warehouse -o examples/warehouse.db
-	$(BIN)/heddle check
-	$(BIN)/heddle tools incident-triage
-	$(BIN)/heddle tools catalog-assistant
-	$(BIN)/heddle call incident-triage search_runbooks --args '{"query":"disk"}'
-	$(BIN)/heddle call incident-triage open_incidents --args '{"min_severity":4}'
-	$(BIN)/heddle call incident-triage incidents_get_incident --args '{"id":"INC-1"}' --as alice --claim tenant=acme
-	$(BIN)/heddle health
+	$(BIN)/incidents-worker check
+	$(BIN)/incidents-worker tools incident-triage
+	$(BIN)/incidents-worker tools catalog-assistant
+	$(BIN)/incidents-worker call incident-triage search_runbooks --args '{"query":"disk"}'
+	$(BIN)/incidents-worker call incident-triage open_incidents --args '{"min_severity":4}'
+	$(BIN)/incidents-worker call incident-triage incidents_get_incident --args '{"id":"INC-1"}' --as alice --claim tenant=acme
+	$(BIN)/incidents-worker health
 
 # Every test, with the race detector. Tests that need software from npm or a
 # PostgreSQL server skip with a reason when it is absent, unless CI=true.

@@ -1,9 +1,3 @@
-// Package heddlecmd implements the heddle command. Its command line is a contract
-// that scripts depend on: commands, flags, output formats and exit codes
-// change only by addition.
-//
-// Exit codes: 0 success; 1 a coded failure (configuration errors, a failed
-// call); 2 a usage error.
 package heddlecmd
 
 import (
@@ -15,7 +9,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/compile"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
@@ -23,10 +16,7 @@ import (
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/usecase"
 
-	// The example application's operations, so that the shipped example's
-	// usecase grant compiles and runs; and the live halves of the kinds
-	// other than mcp.
-	_ "github.com/heddlehq/heddle/examples/incidents"
+	// The live halves of the kinds other than mcp.
 	_ "github.com/heddlehq/heddle/grants/a2akind/a2alive"
 	_ "github.com/heddlehq/heddle/grants/sqlkind/sqllive"
 	_ "github.com/heddlehq/heddle/grants/usecasekind/usecaselive"
@@ -100,12 +90,7 @@ type env struct {
 	environ        []string
 	flags          *flag.FlagSet // the command's, once parsed
 	onCall         func(runtime.CallEvent)
-}
-
-// Main runs the heddle command with args (without the program name) and
-// returns its exit code.
-func Main(args []string, stdout, stderr io.Writer) int {
-	return mainEnv(&env{stdout: stdout, stderr: stderr, environ: os.Environ(), g: defaultGlobals()}, args)
+	example        fs.FS // Options.Example
 }
 
 func mainEnv(e *env, args []string) int {
@@ -205,12 +190,13 @@ func (e *env) parseCommand(name string, args []string, min, max int, extra func(
 }
 
 // options says where configuration is read from: the files named, or the
-// embedded example when no --config was given and the default is absent.
+// example (Options.Example), when there is one, no --config was given and the
+// default is absent.
 func (e *env) options() config.Options {
 	opts := config.Options{ConfigFile: e.g.config, Env: e.g.env, AgentsDir: e.g.agents, Environ: e.environ}
-	if !e.g.configSet {
+	if !e.g.configSet && e.example != nil {
 		if _, err := os.Stat(e.g.config); errors.Is(err, fs.ErrNotExist) {
-			opts.FS = heddle.Example
+			opts.FS = e.example
 			if !e.g.agentsSet {
 				opts.AgentsDir = "agents"
 			}
@@ -231,8 +217,8 @@ func (e *env) compile() (*plan.Plan, diag.Diagnostics) {
 	return p, ds
 }
 
-// usecaseKeys returns the use cases this build of the command registers:
-// those of the example application (examples/incidents).
+// usecaseKeys returns the use cases registered in this process: none in the
+// stock command, an application's own in its worker.
 func usecaseKeys() []string { return usecase.Keys() }
 
 func plural(n int, word string) string {

@@ -16,7 +16,7 @@ var testmcpBin string
 
 func TestMain(m *testing.M) {
 	testscript.Main(mainWithServer{m}, map[string]func(){
-		"heddle": func() { os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr)) },
+		"heddle": func() { os.Exit(Run(os.Args[1:], os.Stdout, os.Stderr, Options{})) },
 	})
 }
 

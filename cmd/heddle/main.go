@@ -1,11 +1,9 @@
 // Command heddle compiles agent artifacts against a deployment and runs
-// them. See 'heddle help' and docs/getting-started.md.
+// them, with the built-in grant kinds and no operation of any application:
+// an artifact granting a use case needs a worker of its own that registers
+// it (docs/embedding.md). See 'heddle help' and docs/getting-started.md.
 package main
 
-import (
-	"os"
+import "github.com/heddlehq/heddle/heddlecmd"
 
-	"github.com/heddlehq/heddle/heddlecmd"
-)
-
-func main() { os.Exit(heddlecmd.Main(os.Args[1:], os.Stdout, os.Stderr)) }
+func main() { heddlecmd.Main() }

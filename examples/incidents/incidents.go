@@ -14,6 +14,10 @@
 //
 //	import _ "github.com/heddlehq/heddle/examples/incidents"
 //
+// The example's worker, cmd/incidents-worker, does that and runs the heddle
+// command (heddlecmd); it is what runs the shipped example, whose
+// incident-triage agent grants incidents.get_incident.
+//
 // The incidents live in a small in-memory table, shared by the process.
 package incidents
 

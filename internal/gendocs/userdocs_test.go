@@ -31,6 +31,7 @@ var userDocs = []string{
 	"docs/operations.md",
 	"docs/reliability.md",
 	"docs/auth.md",
+	embeddingDoc,
 }
 
 // anyCodeLinkRE matches a link to a code's section of errors.md, from docs/ or from the repository's
@@ -167,7 +168,7 @@ func checkTest(t *testing.T, doc, file, test string) {
 // exactly the list of commands `heddle help` prints.
 func TestReadmeCommands(t *testing.T) {
 	var out bytes.Buffer
-	if code := heddlecmd.Main([]string{"help"}, &out, &out); code != heddlecmd.ExitOK {
+	if code := heddlecmd.Run([]string{"help"}, &out, &out, heddlecmd.Options{}); code != heddlecmd.ExitOK {
 		t.Fatalf("heddle help exited %d", code)
 	}
 	var want []string
