@@ -8,6 +8,7 @@ import (
 
 	"github.com/heddlehq/heddle/compile"
 	"github.com/heddlehq/heddle/config"
+	"github.com/heddlehq/heddle/grants/mcpkind"
 )
 
 // LargeConfig returns a deployment of servers MCP servers and agents
@@ -38,8 +39,8 @@ func TestLargeConfigCompiles(t *testing.T) {
 	if ds = append(ds, cds...); len(ds) > 0 {
 		t.Fatalf("diagnostics: %v", ds)
 	}
-	if len(p.Agents) != 200 || len(p.Servers) != 50 {
-		t.Fatalf("plan has %d agents and %d servers", len(p.Agents), len(p.Servers))
+	if len(p.Agents) != 200 || len(mcpkind.PlanServers(p)) != 50 {
+		t.Fatalf("plan has %d agents and %d servers", len(p.Agents), len(mcpkind.PlanServers(p)))
 	}
 }
 

@@ -14,6 +14,7 @@ package compile
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/heddlehq/heddle/auth"
@@ -22,18 +23,16 @@ import (
 	"github.com/heddlehq/heddle/grants"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/policy"
-
-	// The built-in kinds register themselves.
-	_ "github.com/heddlehq/heddle/grants/a2akind"
-	mcpkind "github.com/heddlehq/heddle/grants/mcpkind"
-	_ "github.com/heddlehq/heddle/grants/sqlkind"
-	_ "github.com/heddlehq/heddle/grants/usecasekind"
 )
 
 // Input is what Compile reads.
 type Input struct {
 	// Config is the loaded deployment and artifacts.
 	Config *config.Config
+	// Kinds are the capability kinds the plan may grant; nil means
+	// grants.Default(), the set the program links (package builtin
+	// installs every built-in kind).
+	Kinds *grants.Set
 	// Usecases are the keys of the operations the application registered.
 	Usecases []string
 	// Auth is the strategy registry; nil means auth.Default().
@@ -49,13 +48,17 @@ func Compile(in Input) (*plan.Plan, diag.Diagnostics) {
 	if dep == nil {
 		dep = &config.Deployment{Index: &config.Index{}, Incomplete: true}
 	}
+	kinds := in.Kinds
+	if kinds == nil {
+		kinds = grants.Default()
+	}
 	reg := in.Auth
 	if reg == nil {
 		reg = auth.Default()
 	}
 	var ds diag.Diagnostics
 
-	// The deployment.
+	// The deployment: what config owns, then each kind's section.
 	var dds diag.Diagnostics
 	if rc := dep.AI.RemoteClients; rc != config.RemoteClientsRequired && rc != config.RemoteClientsOptional {
 		dds = append(dds, diag.Errorf(diag.RemoteClientsUnknown, "ai.remote_clients",
@@ -64,39 +67,39 @@ func Compile(in Input) (*plan.Plan, diag.Diagnostics) {
 	dds = append(dds, checkPlugins(dep.AI.AuthPlugins)...)
 	reg, pds := reg.WithPlugins(dep.AI.AuthPlugins)
 	dds = append(dds, pds...)
+	dds = append(dds, unownedSections(dep, kinds)...)
 
 	p := &plan.Plan{
 		Version:     plan.Version,
 		Env:         dep.Env,
 		Sources:     dep.Sources,
 		Startup:     plan.Startup{TimeoutMS: dep.AI.StartupTimeoutMS, RemoteClients: dep.AI.RemoteClients},
-		Servers:     map[string]*plan.Server{},
-		SQLSources:  map[string]*plan.SQLSource{},
-		A2AAgents:   map[string]*plan.A2AAgent{},
 		AuthPlugins: map[string]*plan.AuthPlugin{},
 		Secrets:     plan.Secrets{Dir: dep.AI.Secrets.Dir},
 		Agents:      map[string]*plan.Agent{},
 	}
 	for _, name := range config.SortedKeys(dep.AI.AuthPlugins) {
 		if ap := dep.AI.AuthPlugins[name]; ap != nil {
-			p.AuthPlugins[name] = &plan.AuthPlugin{Command: ap.Command, Args: ap.Args, SHA256: ap.SHA256, Env: mcpkind.EnvVars(ap.Env)}
+			p.AuthPlugins[name] = &plan.AuthPlugin{Command: ap.Command, Args: ap.Args, SHA256: ap.SHA256, Env: grants.EnvVars(ap.Env)}
 		}
 	}
 	usecases := map[string]bool{}
 	for _, k := range in.Usecases {
 		usecases[k] = true
 	}
-	env := &grants.Env{Deployment: dep, Auth: reg, Usecases: usecases, Plan: p}
-	for _, name := range grants.Names() {
-		k, _ := grants.Lookup(name)
-		dds = append(dds, k.CheckDeployment(env)...)
+	env := &grants.Env{Deployment: dep, Auth: reg, Usecases: usecases}
+	configured := map[string]grants.Configured{}
+	for _, k := range kinds.Kinds() {
+		c, cds := configure(env, k)
+		configured[k.Name()] = c
+		dds = append(dds, cds...)
 	}
 	dep.Index.Locate(dds)
 	ds = append(ds, dds...)
 
 	// The artifacts.
 	for _, art := range in.Config.Artifacts {
-		ads := compileArtifact(env, art, dep.Incomplete)
+		ads := compileArtifact(env, kinds, configured, p, art, dep.Incomplete)
 		art.Index.Locate(ads)
 		for i := range ads {
 			if ads[i].Range == nil {
@@ -106,6 +109,13 @@ func Compile(in Input) (*plan.Plan, diag.Diagnostics) {
 		ds = append(ds, ads...)
 	}
 
+	// Each kind's part, once every grant has been resolved.
+	for _, k := range kinds.Kinds() {
+		if key, v, ok := configured[k.Name()].Part(); ok {
+			p.Parts = append(p.Parts, plan.Part{Kind: k.Name(), Key: key, Value: v})
+		}
+	}
+
 	ds.Sort()
 	if ds.HasErrors() {
 		return nil, ds
@@ -113,25 +123,60 @@ func Compile(in Input) (*plan.Plan, diag.Diagnostics) {
 	return p, ds
 }
 
-func compileArtifact(env *grants.Env, art *config.Artifact, depIncomplete bool) diag.Diagnostics {
+// configure hands a kind the raw subtree of the section it owns.
+func configure(env *grants.Env, k grants.Kind) (grants.Configured, diag.Diagnostics) {
+	var raw map[string]any
+	if sec := k.Section(); sec != "" {
+		m, ok := env.Deployment.Section(sec)
+		if !ok {
+			c, _ := k.Configure(env, nil)
+			return c, diag.Diagnostics{diag.Errorf(diag.ConfigValueInvalid, config.Join("ai", sec),
+				"wrong type of value: want a mapping")}
+		}
+		raw = m
+	}
+	return k.Configure(env, raw)
+}
+
+// unownedSections reports keys of ai: that neither config nor any kind of
+// the set owns.
+func unownedSections(dep *config.Deployment, kinds *grants.Set) diag.Diagnostics {
+	owned := map[string]bool{}
+	for _, s := range kinds.Sections() {
+		owned[s] = true
+	}
+	var ds diag.Diagnostics
+	for _, key := range config.SortedKeys(dep.AI.Sections) {
+		if owned[key] {
+			continue
+		}
+		known := append(config.AIKeys(), kinds.Sections()...)
+		slices.Sort(known)
+		ds = append(ds, diag.Errorf(diag.ConfigKeyUnknown, config.Join("ai", key), "unknown key %q", key).
+			WithDetail("known keys here: %s", strings.Join(known, ", ")))
+	}
+	return ds
+}
+
+func compileArtifact(env *grants.Env, kinds *grants.Set, configured map[string]grants.Configured, p *plan.Plan, art *config.Artifact, depIncomplete bool) diag.Diagnostics {
 	var ds diag.Diagnostics
 	pa := &plan.Agent{Name: art.Name, File: art.File, Description: art.Description, Grants: []plan.Grant{}}
 	for i, c := range art.Capabilities {
 		cp := config.Item("capabilities", i)
-		k, ok := grants.Lookup(c.Kind)
+		k, ok := kinds.Lookup(c.Kind)
 		if !ok {
 			what := "unknown capability kind %q"
 			if c.Kind == "" {
 				what = "the capability names no kind%.0q"
 			}
 			ds = append(ds, diag.Errorf(diag.CapabilityKindUnknown, config.Join(cp, "kind"), what, c.Kind).
-				WithDetail("registered kinds: %s", strings.Join(grants.Names(), ", ")))
+				WithDetail("%s", kindsDetail(kinds)))
 			continue
 		}
 		if depIncomplete {
 			continue // the deployment could not be read: resolving grants would only add noise
 		}
-		spec, gds := k.Compile(env, art, c.Settings, cp)
+		spec, gds := configured[k.Name()].Compile(env, art, c.Settings, cp)
 		ds = append(ds, gds...)
 		if spec != nil {
 			pa.Grants = append(pa.Grants, plan.Grant{Kind: c.Kind, Spec: spec})
@@ -147,7 +192,7 @@ func compileArtifact(env *grants.Env, art *config.Artifact, depIncomplete bool) 
 	for _, r := range art.Policies.Rules {
 		pa.Policies.Rules = append(pa.Policies.Rules, plan.Rule{When: r.When, Effect: r.Effect})
 	}
-	env.Plan.Agents[art.Name] = pa
+	p.Agents[art.Name] = pa
 	return ds
 }
 
@@ -169,8 +214,18 @@ func checkPlugins(plugins map[string]*config.AuthPlugin) diag.Diagnostics {
 				"the checksum must be 64 hexadecimal digits"))
 		}
 		if ap != nil {
-			ds = append(ds, mcpkind.CheckEnv(ap.Env, config.Join(p, "env"))...)
+			ds = append(ds, grants.CheckEnv(ap.Env, config.Join(p, "env"))...)
 		}
 	}
 	return ds
+}
+
+// kindsDetail lists the set's kinds for a CAPABILITY_KIND_UNKNOWN, or says
+// that the program links none.
+func kindsDetail(kinds *grants.Set) string {
+	names := kinds.Names()
+	if len(names) == 0 {
+		return "this program links no capability kinds: import github.com/heddlehq/heddle/builtin, or pass compile.Input.Kinds"
+	}
+	return "registered kinds: " + strings.Join(names, ", ")
 }

@@ -11,11 +11,14 @@ import (
 	"testing"
 	"testing/fstest"
 
+	_ "github.com/heddlehq/heddle/builtin" // the built-in kinds, both halves
+
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/tools/txtar"
+
 	"github.com/heddlehq/heddle/compile"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
-	"golang.org/x/tools/txtar"
 )
 
 var update = flag.Bool("update", false, "rewrite the want.diags section of golden files")

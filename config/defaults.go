@@ -4,6 +4,13 @@ import (
 	"github.com/heddlehq/heddle/diag"
 )
 
+// Positive reports, into ds, a setting at path that was written but is not
+// a positive whole number; an unwritten one gets its default. Kinds use it
+// for the numeric settings of their sections.
+func Positive(ds diag.Diagnostics, d *Deployment, path string, v int) diag.Diagnostics {
+	return positive(ds, d.raw, path, v)
+}
+
 // positive reports a setting that was written but is not a positive number.
 func positive(ds diag.Diagnostics, raw map[string]any, path string, v int) diag.Diagnostics {
 	if v <= 0 && written(raw, path) {
@@ -16,37 +23,11 @@ func positive(ds diag.Diagnostics, raw map[string]any, path string, v int) diag.
 // checkValues reports numeric settings that were written as zero or less;
 // unwritten ones get defaults.
 func (d *Deployment) checkValues() diag.Diagnostics {
-	var ds diag.Diagnostics
-	ix := d.raw
-	ds = positive(ds, ix, "ai.startup_timeout_ms", d.AI.StartupTimeoutMS)
-	for _, name := range sortedKeys(d.AI.MCPServers) {
-		s := d.AI.MCPServers[name]
-		if s == nil {
-			continue
-		}
-		p := Join("ai.mcp_servers", name)
-		ds = positive(ds, ix, Join(p, "timeout_ms"), s.TimeoutMS)
-		ds = positive(ds, ix, Join(p, "max_result_bytes"), s.MaxResultBytes)
-	}
-	for _, name := range sortedKeys(d.AI.A2AAgents) {
-		if a := d.AI.A2AAgents[name]; a != nil {
-			ds = positive(ds, ix, Join("ai.a2a_agents", name, "timeout_ms"), a.TimeoutMS)
-		}
-	}
-	for _, name := range sortedKeys(d.AI.SQLSources) {
-		s := d.AI.SQLSources[name]
-		if s == nil {
-			continue
-		}
-		p := Join("ai.sql_sources", name)
-		ds = positive(ds, ix, Join(p, "timeout_ms"), s.TimeoutMS)
-		ds = positive(ds, ix, Join(p, "max_rows"), s.MaxRows)
-		ds = positive(ds, ix, Join(p, "max_bytes"), s.MaxBytes)
-	}
-	return ds
+	return positive(nil, d.raw, "ai.startup_timeout_ms", d.AI.StartupTimeoutMS)
 }
 
-// applyDefaults fills in every unset setting with its documented default.
+// applyDefaults fills in every unset setting config owns with its
+// documented default; kinds default their own sections.
 func (d *Deployment) applyDefaults() {
 	ai := &d.AI
 	if ai.StartupTimeoutMS <= 0 {
@@ -54,42 +35,6 @@ func (d *Deployment) applyDefaults() {
 	}
 	if ai.RemoteClients == "" {
 		ai.RemoteClients = RemoteClientsRequired
-	}
-	for _, s := range ai.MCPServers {
-		if s == nil {
-			continue
-		}
-		if s.Transport == "" {
-			s.Transport = TransportHTTP
-		}
-		if s.TimeoutMS <= 0 {
-			s.TimeoutMS = DefaultServerTimeoutMS
-		}
-		if s.MaxResultBytes <= 0 {
-			s.MaxResultBytes = DefaultMaxResultBytes
-		}
-		if s.ProtocolVersion == "" {
-			s.ProtocolVersion = "auto"
-		}
-	}
-	for _, a := range ai.A2AAgents {
-		if a != nil && a.TimeoutMS <= 0 {
-			a.TimeoutMS = DefaultA2ATimeoutMS
-		}
-	}
-	for _, s := range ai.SQLSources {
-		if s == nil {
-			continue
-		}
-		if s.TimeoutMS <= 0 {
-			s.TimeoutMS = DefaultSQLTimeoutMS
-		}
-		if s.MaxRows <= 0 {
-			s.MaxRows = DefaultSQLMaxRows
-		}
-		if s.MaxBytes <= 0 {
-			s.MaxBytes = DefaultSQLMaxBytes
-		}
 	}
 }
 

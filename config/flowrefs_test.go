@@ -33,8 +33,16 @@ func TestFlowRefsDecode(t *testing.T) {
 	if ds := decodeStrict(m, &d, ""); len(ds) > 0 {
 		t.Fatal(ds)
 	}
-	ref, ok := d.AI.MCPServers["catalog"].Auth.Settings["token_ref"].(string)
+	raw, _ := d.Section("mcp_servers")
+	var servers map[string]struct {
+		URL  string `koanf:"url"`
+		Auth *Auth  `koanf:"auth"`
+	}
+	if ds := decodeStrict(raw, &servers, "ai.mcp_servers"); len(ds) > 0 {
+		t.Fatal(ds)
+	}
+	ref, ok := servers["catalog"].Auth.Settings["token_ref"].(string)
 	if !ok || ref != "${secrets:/heddle/catalog/token}" {
-		t.Fatalf("token_ref = %#v", d.AI.MCPServers["catalog"].Auth.Settings["token_ref"])
+		t.Fatalf("token_ref = %#v", servers["catalog"].Auth.Settings["token_ref"])
 	}
 }

@@ -1,5 +1,10 @@
 package config
 
+import (
+	"reflect"
+	"slices"
+)
+
 // Deployment is one environment's api.yaml, merged with its overlay and the
 // HEDDLE_ environment. It says where things live and how to authenticate;
 // it never says who may use them.
@@ -20,26 +25,39 @@ type Deployment struct {
 	Incomplete bool `koanf:"-"`
 }
 
-// AI is the ai: section of api.yaml.
+// AI is the ai: section of api.yaml. Settings of the whole worker live
+// here; each grant kind owns a section of its own (ai.mcp_servers,
+// ai.sql_sources, …), which config keeps raw in Sections and the kind
+// decodes itself.
 type AI struct {
 	// StartupTimeoutMS is the one budget for all of start-up. Default 10000.
 	StartupTimeoutMS int `koanf:"startup_timeout_ms"`
 	// RemoteClients says whether a remote client that will not open aborts
 	// start-up ("required", the default) or is tolerated ("optional").
 	RemoteClients string                 `koanf:"remote_clients"`
-	MCPServers    map[string]*MCPServer  `koanf:"mcp_servers"`
-	A2AAgents     map[string]*A2AAgent   `koanf:"a2a_agents"`
-	SQLSources    map[string]*SQLSource  `koanf:"sql_sources"`
 	AuthPlugins   map[string]*AuthPlugin `koanf:"auth_plugins"`
 	Secrets       Secrets                `koanf:"secrets"`
+
+	// Sections holds every other key of ai: as written (after layering),
+	// for the kinds that own them. The compiler reports a key no kind
+	// owns as CONFIG_KEY_UNKNOWN.
+	Sections map[string]any `koanf:",remain"`
 }
 
-// Transport names.
-const (
-	TransportHTTP  = "http"
-	TransportSSE   = "sse"
-	TransportStdio = "stdio"
-)
+// Section returns the raw subtree at ai.<name>: nil when the deployment has
+// none, and ok false when it holds something other than a mapping.
+func (d *Deployment) Section(name string) (raw map[string]any, ok bool) {
+	v, present := d.AI.Sections[name]
+	if !present || v == nil {
+		return nil, true
+	}
+	m, ok := v.(map[string]any)
+	return m, ok
+}
+
+// Written reports whether the merged layers hold a value at path: a setting
+// the operator wrote, as opposed to one left to its default.
+func (d *Deployment) Written(path string) bool { return written(d.raw, path) }
 
 // RemoteClients values.
 const (
@@ -47,95 +65,17 @@ const (
 	RemoteClientsOptional = "optional"
 )
 
-// Defaults.
+// Defaults of the settings config owns.
 const (
 	DefaultStartupTimeoutMS = 10000
-	DefaultServerTimeoutMS  = 20000
 	DefaultToolTimeoutMS    = 25000
-	DefaultMaxResultBytes   = 1 << 20
-	DefaultSQLTimeoutMS     = 5000
-	DefaultSQLMaxRows       = 1000
-	DefaultSQLMaxBytes      = 1 << 20
-	DefaultA2ATimeoutMS     = 20000
 )
-
-// MCPServer is one entry of ai.mcp_servers: how to reach one MCP server.
-type MCPServer struct {
-	// Transport is http (Streamable HTTP, the default), sse or stdio.
-	Transport string `koanf:"transport"`
-	// URL is the endpoint for http and sse.
-	URL string `koanf:"url"`
-	// HeadersRef is the static-header shorthand: a reference to a "Name=value" payload.
-	HeadersRef *Ref `koanf:"headers_ref"`
-	// Auth selects an authentication strategy and its settings.
-	Auth *Auth `koanf:"auth"`
-	// TimeoutMS is the transport wait for one call. Default 20000.
-	TimeoutMS int `koanf:"timeout_ms"`
-	// Required overrides ai.remote_clients for this server when set.
-	Required *bool `koanf:"required"`
-	// ProtocolVersion pins the MCP protocol revision; "auto" (default) negotiates.
-	ProtocolVersion string `koanf:"protocol_version"`
-	// MaxResultBytes caps one call's result. Default 1 MiB.
-	MaxResultBytes int `koanf:"max_result_bytes"`
-	// ReadOnlyTools and IdempotentTools are operator overrides (globs) of the
-	// server's annotations: calls to these tools may be re-sent after a reconnect.
-	ReadOnlyTools   []string `koanf:"read_only_tools"`
-	IdempotentTools []string `koanf:"idempotent_tools"`
-	// DestructiveTools marks tools destructive whatever the server says.
-	DestructiveTools []string `koanf:"destructive_tools"`
-
-	// Command, Args, Env and Dir configure a stdio server.
-	Command string               `koanf:"command"`
-	Args    []string             `koanf:"args"`
-	Env     map[string]*EnvValue `koanf:"env"`
-	Dir     string               `koanf:"dir"`
-}
 
 // Auth is an auth: block: a strategy kind and the settings it accepts.
 // Settings keys ending in _ref must hold secret references.
 type Auth struct {
 	Kind     string         `koanf:"kind"`
 	Settings map[string]any `koanf:",remain"`
-}
-
-// A2AAgent is one entry of ai.a2a_agents.
-type A2AAgent struct {
-	URL       string `koanf:"url"`
-	Auth      *Auth  `koanf:"auth"`
-	TimeoutMS int    `koanf:"timeout_ms"`
-	Required  *bool  `koanf:"required"`
-}
-
-// SQLSource is one entry of ai.sql_sources.
-type SQLSource struct {
-	// Driver is sqlite or postgres.
-	Driver string `koanf:"driver"`
-	// Path is the SQLite database file (opened read-only).
-	Path string `koanf:"path"`
-	// DSNRef references the PostgreSQL connection string.
-	DSNRef     *Ref                     `koanf:"dsn_ref"`
-	TimeoutMS  int                      `koanf:"timeout_ms"`
-	MaxRows    int                      `koanf:"max_rows"`
-	MaxBytes   int                      `koanf:"max_bytes"`
-	Statements map[string]*SQLStatement `koanf:"statements"`
-}
-
-// SQLStatement is a named, parameterised, read-only statement.
-type SQLStatement struct {
-	Description string               `koanf:"description"`
-	SQL         string               `koanf:"sql"`
-	Params      map[string]*SQLParam `koanf:"params"`
-}
-
-// SQLParam is one parameter of a statement.
-type SQLParam struct {
-	// Type is string, integer, number or boolean.
-	Type        string `koanf:"type"`
-	Description string `koanf:"description"`
-	// From binds the value from the caller ("caller.subject", "caller.claims.NAME")
-	// instead of from the model; such a parameter is not part of the tool's input.
-	From     string `koanf:"from"`
-	Required *bool  `koanf:"required"`
 }
 
 // AuthPlugin declares an out-of-process auth strategy.
@@ -187,4 +127,12 @@ type Policies struct {
 type Rule struct {
 	When   string `koanf:"when"`
 	Effect string `koanf:"effect"`
+}
+
+// AIKeys returns the keys of ai: that config itself owns, sorted; kinds own
+// the others.
+func AIKeys() []string {
+	keys := knownKeys(reflect.TypeFor[AI](), nil)
+	slices.Sort(keys)
+	return keys
 }

@@ -1,18 +1,30 @@
-// Package grants is the registry of capability kinds. Each kind — mcp,
-// usecase, sql, a2a — is a package of its own that registers itself from
-// init; the compiler looks kinds up by the kind: key of each capability and
-// never switches on them, so adding a kind is adding a package:
+// Package grants is the contract of capability kinds, and the set of kinds a
+// program links. Each kind — mcp, usecase, sql, a2a, or one an application
+// adds — is a package of its own with two halves: the config half (this
+// contract: pure checks over the deployment and the artifacts, no network)
+// and the live half (runtime.Kind, opened by the runtime). The compiler looks
+// kinds up in a Set by the kind: key of each capability and never switches on
+// them, so adding a kind is adding a package and one entry in a set.
 //
-//	func init() { grants.Register("mcp", Kind{}) }
+// A kind's config half owns its section of the deployment, if it has one: it
+// declares the key (ai.<section>), decodes the raw subtree config hands it
+// strictly itself, applies its defaults once, checks it, resolves the grants
+// of its kind against it, and contributes its part of the plan:
 //
-// This package and the kinds' packages are the config half: pure checks over
-// the deployment and the artifacts, no network. The runtime builds the live
-// half of each kind from the plan.
+//	func (Kind) Name() string    { return "sql" }
+//	func (Kind) Section() string { return "sql_sources" }
+//	func (Kind) Configure(env *grants.Env, raw map[string]any) (grants.Configured, diag.Diagnostics) {
+//		var sources map[string]*Source
+//		ds := config.DecodeStrict(raw, &sources, "ai.sql_sources")
+//		…
+//	}
+//
+// Sets pair both halves of every kind (see package builtin), so that a
+// configuration the compiler accepts is one the runtime can open.
 package grants
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 
@@ -22,17 +34,34 @@ import (
 	"github.com/heddlehq/heddle/plan"
 )
 
-// Kind is the config half of one capability kind.
+// Kind is the config half of one capability kind. Kinds are values without
+// state; everything one compilation learns lives in the Configured value
+// Configure returns.
 type Kind interface {
-	// CheckDeployment validates the part of the deployment this kind owns
-	// (ai.mcp_servers for mcp, …) and records what it declares in env.Plan.
-	// It runs once per compilation, before any grant. Diagnostic paths are
-	// deployment paths.
-	CheckDeployment(env *Env) diag.Diagnostics
+	// Name is the kind as artifacts write it: {kind: <name>, …}.
+	Name() string
+	// Section is the key of the deployment section the kind owns
+	// (ai.<section>), or "" when it owns none.
+	Section() string
+	// Configure decodes the kind's section — raw is the subtree at
+	// ai.<section>, nil when the deployment has none — strictly, applies
+	// its defaults, and checks it. Diagnostic paths are deployment paths
+	// (ai.<section>.…). It runs once per compilation, before any grant.
+	Configure(env *Env, raw map[string]any) (Configured, diag.Diagnostics)
+}
+
+// Configured is one kind's view of one deployment, made by Configure and
+// used by one compilation.
+type Configured interface {
 	// Compile resolves one grant of art, written at path (capabilities[i])
-	// with settings (every key but kind:). It returns the grant's plan spec,
-	// or nil when the grant is in error. Diagnostic paths are artifact paths.
+	// with settings (every key but kind:). It returns the grant's plan
+	// spec, or nil when the grant is in error. Diagnostic paths are
+	// artifact paths.
 	Compile(env *Env, art *config.Artifact, settings map[string]any, path string) (any, diag.Diagnostics)
+	// Part returns the kind's part of the plan once every grant is
+	// compiled: its JSON key and value. ok is false when the kind adds
+	// nothing to the plan.
+	Part() (key string, value any, ok bool)
 }
 
 // Env is what kinds see while compiling. It is used by one compilation at a
@@ -43,40 +72,126 @@ type Env struct {
 	Auth *auth.Registry
 	// Usecases holds the keys of the application's registered operations.
 	Usecases map[string]bool
-	// Plan is the plan being built; kinds add the resources they declare.
-	Plan *plan.Plan
+}
+
+// RemoteClients is the deployment's ai.remote_clients setting (required or
+// optional), which decides a dependency's requiredness when it sets none.
+func (e *Env) RemoteClients() string { return e.Deployment.AI.RemoteClients }
+
+// Set is an ordered set of kinds' config halves. A Set is immutable and
+// safe for concurrent use.
+type Set struct {
+	kinds []Kind
+}
+
+// NewSet returns a set of kinds, in the order given (the order their parts
+// appear in a plan). It panics when two kinds share a name or a section, or
+// a name is empty: programming errors, found at start.
+func NewSet(kinds ...Kind) *Set {
+	names, sections := map[string]bool{}, map[string]bool{}
+	for _, k := range kinds {
+		n, sec := k.Name(), k.Section()
+		if n == "" {
+			panic("grants: a kind with an empty name")
+		}
+		if names[n] {
+			panic(fmt.Sprintf("grants: kind %q twice in one set", n))
+		}
+		if sec != "" && sections[sec] {
+			panic(fmt.Sprintf("grants: section ai.%s owned by two kinds", sec))
+		}
+		names[n], sections[sec] = true, true
+	}
+	return &Set{kinds: slices.Clone(kinds)}
+}
+
+// Lookup returns the kind called name.
+func (s *Set) Lookup(name string) (Kind, bool) {
+	if s == nil {
+		return nil, false
+	}
+	for _, k := range s.kinds {
+		if k.Name() == name {
+			return k, true
+		}
+	}
+	return nil, false
+}
+
+// Kinds returns the set's kinds in order.
+func (s *Set) Kinds() []Kind {
+	if s == nil {
+		return nil
+	}
+	return slices.Clone(s.kinds)
+}
+
+// Names returns the kinds' names, sorted.
+func (s *Set) Names() []string {
+	var out []string
+	for _, k := range s.Kinds() {
+		out = append(out, k.Name())
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Sections returns the deployment sections the set's kinds own, sorted.
+func (s *Set) Sections() []string {
+	var out []string
+	for _, k := range s.Kinds() {
+		if sec := k.Section(); sec != "" {
+			out = append(out, sec)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 var (
-	mu    sync.RWMutex
-	kinds = map[string]Kind{}
+	defaultMu  sync.RWMutex
+	defaultSet *Set
 )
 
-// Register makes a kind available under name. It panics when name is empty
-// or already taken: both are programming errors found at start.
-func Register(name string, k Kind) {
-	mu.Lock()
-	defer mu.Unlock()
-	if name == "" || k == nil {
-		panic("grants: Register with an empty name or nil kind")
+// SetDefault makes s the set that compile uses when it is given none. The
+// built-in set installs itself (package builtin); an application that links
+// it needs to do nothing. It panics when called twice.
+func SetDefault(s *Set) {
+	defaultMu.Lock()
+	defer defaultMu.Unlock()
+	if defaultSet != nil {
+		panic("grants: SetDefault called twice")
 	}
-	if _, dup := kinds[name]; dup {
-		panic(fmt.Sprintf("grants: kind %q registered twice", name))
-	}
-	kinds[name] = k
+	defaultSet = s
 }
 
-// Lookup returns the kind registered under name.
-func Lookup(name string) (Kind, bool) {
-	mu.RLock()
-	defer mu.RUnlock()
-	k, ok := kinds[name]
-	return k, ok
+// Default returns the set installed by SetDefault, or an empty set when the
+// program links none.
+func Default() *Set {
+	defaultMu.RLock()
+	defer defaultMu.RUnlock()
+	if defaultSet == nil {
+		return &Set{}
+	}
+	return defaultSet
 }
 
-// Names returns the registered kinds, sorted.
-func Names() []string {
-	mu.RLock()
-	defer mu.RUnlock()
-	return slices.Sorted(maps.Keys(kinds))
+// PartOf returns the plan's part for kind as type T, and whether it has one
+// of that type. Live halves use it to find their part of the plan.
+func PartOf[T any](p *plan.Plan, kind string) (T, bool) {
+	v, ok := p.Part(kind).(T)
+	return v, ok
+}
+
+// Documented is implemented by kinds that tell generators of documentation
+// and schemas the Go types they decode (with koanf tags): a grant's
+// settings, and one entry of the section the kind owns. The built-in kinds
+// implement it, and a test keeps docs/configuration.md in step with them.
+type Documented interface {
+	// GrantSettings returns a zero value of the type a grant's settings
+	// decode into.
+	GrantSettings() any
+	// SectionEntry returns a zero value of the type one entry of
+	// ai.<section> decodes into, or nil when the kind owns no section.
+	SectionEntry() any
 }

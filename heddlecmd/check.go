@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/grants/mcpkind"
 	"github.com/heddlehq/heddle/plan"
 )
 
@@ -61,7 +62,7 @@ func writeJSON(w io.Writer, v any) {
 
 func summary(p *plan.Plan, ds diag.Diagnostics) string {
 	return fmt.Sprintf("ok: %s, %s, %s",
-		plural(len(p.Agents), "agent"), plural(len(p.Servers), "MCP server"), plural(len(ds), "warning"))
+		plural(len(p.Agents), "agent"), plural(len(mcpkind.PlanServers(p)), "MCP server"), plural(len(ds), "warning"))
 }
 
 // CheckOutput renders diagnostics with errors exactly as heddle check

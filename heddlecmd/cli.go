@@ -16,10 +16,8 @@ import (
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/usecase"
 
-	// The live halves of the kinds other than mcp.
-	_ "github.com/heddlehq/heddle/grants/a2akind/a2alive"
-	_ "github.com/heddlehq/heddle/grants/sqlkind/sqllive"
-	_ "github.com/heddlehq/heddle/grants/usecasekind/usecaselive"
+	// The built-in kinds, both halves of each.
+	_ "github.com/heddlehq/heddle/builtin"
 )
 
 // Exit codes.

@@ -14,6 +14,10 @@
 package plan
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
 	"github.com/heddlehq/heddle/config"
 )
 
@@ -21,6 +25,11 @@ import (
 const Version = 1
 
 // Plan is the compiled result. All maps are keyed by name and print sorted.
+//
+// What the deployment declares for each grant kind (MCP servers, SQL
+// sources, remote agents, …) is that kind's Part, of the kind's own type:
+// this package names no kind. A plan is safe for concurrent reads; nothing
+// changes it once Compile returns it.
 type Plan struct {
 	Version int    `json:"version"`
 	Env     string `json:"env,omitempty"`
@@ -29,20 +38,76 @@ type Plan struct {
 
 	Startup Startup `json:"startup"`
 
-	// Servers has one connection spec per declared MCP server; GrantedTo
-	// says which agents grant it (the runtime opens only granted ones, and
-	// those application code declares).
-	Servers map[string]*Server `json:"servers"`
-	// SQLSources has each declared SQL source.
-	SQLSources map[string]*SQLSource `json:"sql_sources,omitempty"`
-	// A2AAgents has each declared remote agent.
-	A2AAgents map[string]*A2AAgent `json:"a2a_agents,omitempty"`
+	// Parts are the kinds' parts, in the order of the set of kinds the
+	// plan was compiled with. Each is written in the plan's JSON under its
+	// own key, between startup and auth_plugins.
+	Parts []Part `json:"-"`
+
 	// AuthPlugins are the out-of-process strategies servers use.
 	AuthPlugins map[string]*AuthPlugin `json:"auth_plugins,omitempty"`
 	// Secrets says how references resolve.
 	Secrets Secrets `json:"secrets"`
 
 	Agents map[string]*Agent `json:"agents"`
+}
+
+// Part is one grant kind's part of a plan: the resources the deployment
+// declares for it, resolved. Value is the kind's own type — pure data,
+// secret-free, with stable JSON — and is written in the plan's JSON under
+// Key.
+type Part struct {
+	Kind  string
+	Key   string
+	Value any
+}
+
+// Part returns the value of kind's part, or nil when the plan has none.
+func (p *Plan) Part(kind string) any {
+	for _, pt := range p.Parts {
+		if pt.Kind == kind {
+			return pt.Value
+		}
+	}
+	return nil
+}
+
+// MarshalJSON writes the plan with each kind's part under its key.
+func (p *Plan) MarshalJSON() ([]byte, error) {
+	type fields struct {
+		Version int      `json:"version"`
+		Env     string   `json:"env,omitempty"`
+		Sources []string `json:"sources"`
+		Startup Startup  `json:"startup"`
+	}
+	type rest struct {
+		AuthPlugins map[string]*AuthPlugin `json:"auth_plugins,omitempty"`
+		Secrets     Secrets                `json:"secrets"`
+		Agents      map[string]*Agent      `json:"agents"`
+	}
+	head, err := json.Marshal(fields{p.Version, p.Env, p.Sources, p.Startup})
+	if err != nil {
+		return nil, err
+	}
+	tail, err := json.Marshal(rest{p.AuthPlugins, p.Secrets, p.Agents})
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.Write(head[:len(head)-1])
+	for _, pt := range p.Parts {
+		v, err := json.Marshal(pt.Value)
+		if err != nil {
+			return nil, fmt.Errorf("plan part %s: %w", pt.Kind, err)
+		}
+		key, _ := json.Marshal(pt.Key)
+		b.WriteByte(',')
+		b.Write(key)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte(',')
+	b.Write(tail[1:])
+	return b.Bytes(), nil
 }
 
 // Startup holds start-up settings.
@@ -56,36 +121,9 @@ type Secrets struct {
 	Dir string `json:"dir,omitempty"`
 }
 
-// Server is one MCP server's connection spec: everything the runtime needs
-// to open one shared client for it.
-type Server struct {
-	Name      string `json:"-"`
-	Transport string `json:"transport"`
-	URL       string `json:"url,omitempty"`
-	// ToolPrefix is the server name as it prefixes qualified tool names
-	// (server__tool): the name with characters outside [A-Za-z0-9_-] made _.
-	ToolPrefix      string `json:"tool_prefix"`
-	Auth            *Auth  `json:"auth,omitempty"`
-	TimeoutMS       int    `json:"timeout_ms"`
-	Required        bool   `json:"required"`
-	ProtocolVersion string `json:"protocol_version"`
-	MaxResultBytes  int    `json:"max_result_bytes"`
-
-	ReadOnlyTools    []string `json:"read_only_tools,omitempty"`
-	IdempotentTools  []string `json:"idempotent_tools,omitempty"`
-	DestructiveTools []string `json:"destructive_tools,omitempty"`
-
-	Command string            `json:"command,omitempty"`
-	Args    []string          `json:"args,omitempty"`
-	Env     map[string]EnvVar `json:"env,omitempty"`
-	Dir     string            `json:"dir,omitempty"`
-
-	// GrantedTo lists the agents that grant this server.
-	GrantedTo []string `json:"granted_to"`
-}
-
-// EnvVar is one variable of a stdio child's environment: a reference, or a
-// literal shown only as a hash so the plan stays secret-free.
+// EnvVar is one variable of a child process's environment (a stdio server,
+// an auth plugin): a reference, or a literal shown only as a hash so the
+// plan stays secret-free.
 type EnvVar struct {
 	Ref *config.Ref `json:"ref,omitempty"`
 	// LiteralSHA256 is the first 12 hex digits of the literal's SHA-256.
@@ -111,46 +149,6 @@ type AuthPlugin struct {
 	Env     map[string]EnvVar `json:"env,omitempty"`
 }
 
-// SQLSource is one database an sql grant reads.
-type SQLSource struct {
-	Name       string                   `json:"-"`
-	Driver     string                   `json:"driver"`
-	Path       string                   `json:"path,omitempty"`
-	DSNRef     *config.Ref              `json:"dsn_ref,omitempty"`
-	TimeoutMS  int                      `json:"timeout_ms"`
-	MaxRows    int                      `json:"max_rows"`
-	MaxBytes   int                      `json:"max_bytes"`
-	Statements map[string]*SQLStatement `json:"statements"`
-	GrantedTo  []string                 `json:"granted_to"`
-}
-
-// SQLStatement is one named, parameterised statement.
-type SQLStatement struct {
-	Description string `json:"description,omitempty"`
-	SQL         string `json:"sql"`
-	// Params are in the order they appear in the SQL text.
-	Params []SQLParam `json:"params,omitempty"`
-}
-
-// SQLParam is one statement parameter.
-type SQLParam struct {
-	Name        string `json:"name"`
-	Type        string `json:"type"`
-	Description string `json:"description,omitempty"`
-	From        string `json:"from,omitempty"`
-	Required    bool   `json:"required"`
-}
-
-// A2AAgent is one remote agent an a2a grant reaches.
-type A2AAgent struct {
-	Name      string   `json:"-"`
-	URL       string   `json:"url"`
-	Auth      *Auth    `json:"auth,omitempty"`
-	TimeoutMS int      `json:"timeout_ms"`
-	Required  bool     `json:"required"`
-	GrantedTo []string `json:"granted_to"`
-}
-
 // Agent is one compiled artifact.
 type Agent struct {
 	Name        string   `json:"-"`
@@ -160,37 +158,11 @@ type Agent struct {
 	Policies    Policies `json:"policies"`
 }
 
-// Grant is one resolved capability. Spec holds the kind's own settings
-// (an *MCPGrant, *UsecaseGrant, *SQLGrant or *A2AGrant for the built-in
-// kinds).
+// Grant is one resolved capability. Spec holds the kind's own settings, of
+// the kind's own type.
 type Grant struct {
 	Kind string `json:"kind"`
 	Spec any    `json:"spec"`
-}
-
-// MCPGrant is an mcp grant: one server, filtered by globs.
-type MCPGrant struct {
-	Server  string   `json:"server"`
-	Include []string `json:"include,omitempty"` // empty means every tool
-	Exclude []string `json:"exclude,omitempty"` // applied after include
-}
-
-// UsecaseGrant is a usecase grant: operations of the application itself.
-type UsecaseGrant struct {
-	Keys []string `json:"keys"`
-}
-
-// SQLGrant is an sql grant: named statements of one source, and optionally
-// free-form read-only queries.
-type SQLGrant struct {
-	Source     string   `json:"source"`
-	Statements []string `json:"statements,omitempty"`
-	Query      bool     `json:"query"`
-}
-
-// A2AGrant is an a2a grant: one remote agent, exposed as a tool.
-type A2AGrant struct {
-	Agent string `json:"agent"`
 }
 
 // Policies are an agent's compiled call-time rules.

@@ -15,9 +15,8 @@ import (
 )
 
 // Kind is the live half of a grant kind other than mcp (usecase, sql, a2a,
-// or one an application adds). It registers with RegisterKind from the init
-// function of its own package, which the application imports; the compiler
-// never imports it.
+// or one an application adds). A set of kinds (package builtin) pairs it
+// with its config half; the compiler never imports it.
 type Kind interface {
 	// Open opens what the plan declares for the kind — connection pools, a
 	// remote agent's card — once per Runtime, under the start-up deadline
@@ -88,40 +87,76 @@ type Dependency struct {
 	Agents []string `json:"agents,omitempty"`
 }
 
-var (
-	kindsMu sync.RWMutex
-	kinds   = map[string]Kind{}
-)
-
-// RegisterKind makes the live half of a grant kind available to every
-// Runtime. It panics on a duplicate or on "mcp", which is built in.
-func RegisterKind(name string, k Kind) {
-	kindsMu.Lock()
-	defer kindsMu.Unlock()
-	if name == "mcp" || name == "" {
-		panic(fmt.Sprintf("runtime: RegisterKind(%q)", name))
-	}
-	if _, dup := kinds[name]; dup {
-		panic(fmt.Sprintf("runtime: kind %q registered twice", name))
-	}
-	kinds[name] = k
+// KindSet is a set of kinds' live halves, keyed by kind name. It is
+// immutable and safe for concurrent use. Sets are made by package builtin,
+// which pairs each live half with its config half.
+type KindSet struct {
+	m map[string]Kind
 }
 
-// kindsInPlan returns the registered kinds the plan's agents grant, and an
-// error naming a granted kind with no live half in this build.
-func kindsInPlan(p *plan.Plan) (map[string]Kind, error) {
-	kindsMu.RLock()
-	defer kindsMu.RUnlock()
+// NewKindSet returns a set of live halves. It panics on an empty name, a
+// nil kind, or "mcp", whose live half is the runtime's own.
+func NewKindSet(kinds map[string]Kind) *KindSet {
+	m := make(map[string]Kind, len(kinds))
+	for name, k := range kinds {
+		if name == "" || name == "mcp" || k == nil {
+			panic(fmt.Sprintf("runtime: NewKindSet with kind %q", name))
+		}
+		m[name] = k
+	}
+	return &KindSet{m: m}
+}
+
+// Lookup returns the live half of the kind called name.
+func (s *KindSet) Lookup(name string) (Kind, bool) {
+	if s == nil {
+		return nil, false
+	}
+	k, ok := s.m[name]
+	return k, ok
+}
+
+var (
+	defaultKindsMu sync.RWMutex
+	defaultKinds   *KindSet
+)
+
+// SetDefaultKinds makes s the set Open uses when Options.Kinds is nil. The
+// built-in set installs itself (package builtin), together with the config
+// halves the compiler uses by default. It panics when called twice.
+func SetDefaultKinds(s *KindSet) {
+	defaultKindsMu.Lock()
+	defer defaultKindsMu.Unlock()
+	if defaultKinds != nil {
+		panic("runtime: SetDefaultKinds called twice")
+	}
+	defaultKinds = s
+}
+
+// DefaultKinds returns the set installed by SetDefaultKinds, or an empty
+// set when the program links none.
+func DefaultKinds() *KindSet {
+	defaultKindsMu.RLock()
+	defer defaultKindsMu.RUnlock()
+	if defaultKinds == nil {
+		return &KindSet{}
+	}
+	return defaultKinds
+}
+
+// kindsInPlan returns the live halves of the kinds the plan's agents grant,
+// and an error naming a granted kind the set lacks.
+func kindsInPlan(p *plan.Plan, set *KindSet) (map[string]Kind, error) {
 	out := map[string]Kind{}
 	for _, a := range p.Agents {
 		for _, g := range a.Grants {
 			if g.Kind == "mcp" {
 				continue
 			}
-			k, ok := kinds[g.Kind]
+			k, ok := set.Lookup(g.Kind)
 			if !ok {
 				return nil, diag.New(diag.CapabilityKindUnknown,
-					"agent %s grants kind %q, which has no live implementation in this build (import its package)", a.Name, g.Kind)
+					"agent %s grants kind %q, which has no live half in this runtime's set of kinds", a.Name, g.Kind)
 			}
 			out[g.Kind] = k
 		}

@@ -33,17 +33,22 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/errgroup"
+
 	"github.com/heddlehq/heddle/auth/authlive"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/grants/mcpkind"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/secrets"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"golang.org/x/sync/errgroup"
 )
 
 // Options configure a Runtime. Every field is optional.
 type Options struct {
+	// Kinds are the live halves of the kinds the plan may grant. Default:
+	// DefaultKinds(), the set the program links (package builtin).
+	Kinds *KindSet
 	// Logger receives the runtime's log. Default: discard.
 	Logger *slog.Logger
 	// Secrets resolves references. Default: environment, files, and the
@@ -64,7 +69,7 @@ type Options struct {
 	Sampling func(ctx context.Context, server string, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)
 	// Dial, when set, supplies the transport of every connection attempt
 	// instead of the plan's (tests use in-memory transports through it).
-	Dial func(server *plan.Server) mcp.Transport
+	Dial func(server *mcpkind.Server) mcp.Transport
 	// MCPUses declares servers that application code reaches directly
 	// through Runtime.MCP; they are opened, verified and health-checked
 	// like an agent's grants.
@@ -148,7 +153,11 @@ func Open(ctx context.Context, p *plan.Plan, opts Options) (*Runtime, error) {
 		rt.Close()
 		return nil, err
 	}
-	liveKinds, err := kindsInPlan(p)
+	set := opts.Kinds
+	if set == nil {
+		set = DefaultKinds()
+	}
+	liveKinds, err := kindsInPlan(p, set)
 	if err != nil {
 		rt.Close()
 		return nil, err
@@ -271,20 +280,20 @@ func (rt *Runtime) needed() ([]string, error) {
 	set := map[string]bool{}
 	for _, a := range rt.plan.Agents {
 		for _, g := range a.Grants {
-			if mg, ok := g.Spec.(*plan.MCPGrant); ok {
+			if mg, ok := g.Spec.(*mcpkind.Grant); ok {
 				set[mg.Server] = true
 			}
 		}
 	}
 	for _, u := range rt.opts.MCPUses {
-		if rt.plan.Servers[u.Server] == nil {
+		if mcpkind.PlanServers(rt.plan)[u.Server] == nil {
 			return nil, diag.New(diag.MCPServerUnknown, "application code uses server %q, which the deployment does not declare", u.Server)
 		}
 		set[u.Server] = true
 	}
 	names := config.SortedKeys(set)
 	for _, n := range names {
-		if rt.plan.Servers[n] == nil {
+		if mcpkind.PlanServers(rt.plan)[n] == nil {
 			return nil, diag.New(diag.MCPServerUnknown, "server %q is granted but not in the plan", n)
 		}
 	}
@@ -296,7 +305,7 @@ func (rt *Runtime) needed() ([]string, error) {
 const maxIdleConnsPerServer = 64
 
 func (rt *Runtime) newServer(name string) *server {
-	spec := rt.plan.Servers[name]
+	spec := mcpkind.PlanServers(rt.plan)[name]
 	s := &server{rt: rt, spec: spec, name: name, log: rt.log, state: StateConnecting}
 	s.stderr = &stderrLog{log: rt.log, server: name}
 	if spec.Transport != "stdio" {
@@ -503,7 +512,7 @@ func (rt *Runtime) verify(ctx context.Context) error {
 	var errs []*Failure
 	for _, agent := range config.SortedKeys(rt.plan.Agents) {
 		for _, g := range rt.plan.Agents[agent].Grants {
-			mg, ok := g.Spec.(*plan.MCPGrant)
+			mg, ok := g.Spec.(*mcpkind.Grant)
 			if !ok {
 				continue
 			}
@@ -566,7 +575,7 @@ var errRuntimeClosed = errors.New("runtime is closed")
 func (rt *Runtime) checkServerFilters(server string) error {
 	for _, agent := range config.SortedKeys(rt.plan.Agents) {
 		for _, g := range rt.plan.Agents[agent].Grants {
-			if mg, ok := g.Spec.(*plan.MCPGrant); ok && mg.Server == server {
+			if mg, ok := g.Spec.(*mcpkind.Grant); ok && mg.Server == server {
 				if err := rt.checkFilters(server, mg.Include, mg.Exclude, "agent "+agent); err != nil {
 					return err
 				}

@@ -13,11 +13,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/heddlehq/heddle/auth/authlive"
-	"github.com/heddlehq/heddle/diag"
-	"github.com/heddlehq/heddle/plan"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/heddlehq/heddle/auth/authlive"
+	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/grants/mcpkind"
 )
 
 // State is a server's connection state, as the health probe reports it.
@@ -35,7 +36,7 @@ const (
 // with no lock; the mutex guards only the fields below it.
 type server struct {
 	rt     *Runtime
-	spec   *plan.Server
+	spec   *mcpkind.Server
 	name   string
 	log    *slog.Logger
 	client *mcp.Client

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/heddlehq/heddle/plan"
+	"github.com/heddlehq/heddle/grants/mcpkind"
 )
 
 // stdioEnvAllowed are the variables a stdio child inherits from the worker;
@@ -43,7 +43,7 @@ func childEnv(lookup func(string) (string, bool), declared map[string]string) []
 // newCommand builds the child process of a stdio server: its own process
 // group (so the whole tree can be killed, including what wrappers such as
 // npx start), killed by the kernel if the worker dies, stderr to the log.
-func newCommand(spec *plan.Server, env []string, stderr *stderrLog) *exec.Cmd {
+func newCommand(spec *mcpkind.Server, env []string, stderr *stderrLog) *exec.Cmd {
 	cmd := exec.Command(spec.Command, spec.Args...)
 	cmd.Env = env
 	if cmd.Env == nil {

@@ -16,12 +16,15 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/grants/mcpkind"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/policy"
 	"github.com/heddlehq/heddle/toolname"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Tool is one tool of a toolset as the model and operators see it.
@@ -132,7 +135,7 @@ func (rt *Runtime) Toolset(agent string) (*Toolset, error) {
 	seen := map[string]int{} // server → index of its mcp source
 	for _, g := range a.Grants {
 		switch spec := g.Spec.(type) {
-		case *plan.MCPGrant:
+		case *mcpkind.Grant:
 			s := rt.servers[spec.Server]
 			if s == nil {
 				return nil, diag.New(diag.MCPServerUnknown, "server %q is not opened", spec.Server)
@@ -317,25 +320,11 @@ type ApprovalRequest struct {
 	Agent  string
 	Tool   Tool
 	Args   map[string]any
-	Caller policy.Caller
+	Caller heddle.Identity
 	Reason string
 }
 
-type callerKey struct{}
-
-// WithCaller returns a context carrying the identity calls are made for.
-// Policies see it as caller; use cases read it back with CallerFrom.
-func WithCaller(ctx context.Context, c policy.Caller) context.Context {
-	return context.WithValue(ctx, callerKey{}, c)
-}
-
-// CallerFrom returns the identity carried by ctx; the zero Caller when none.
-func CallerFrom(ctx context.Context) policy.Caller {
-	c, _ := ctx.Value(callerKey{}).(policy.Caller)
-	return c
-}
-
-// Call runs one tool as the caller carried by ctx (see WithCaller).
+// Call runs one tool as the caller carried by ctx (see heddle.WithCaller).
 //
 // What the model should read comes back as a result with IsError set and
 // the code in _meta.code: TOOL_UNKNOWN, TOOL_DENIED, TOOL_APPROVAL_REQUIRED,
@@ -413,7 +402,7 @@ func (t *Toolset) call(ctx context.Context, sd time.Time, name string, args map[
 		return refusal(diag.ToolUnknown, "there is no tool %q; use one of the tools listed", name), nil
 	}
 	e := bi.entries[i]
-	caller := CallerFrom(ctx)
+	caller := heddle.Caller(ctx)
 	d := t.policy.Decide(ctx, policy.Input{
 		Tool: policy.Tool{Name: e.tool.Name, OriginalName: e.tool.OriginalName, Server: e.tool.Server, Kind: e.tool.Source,
 			Destructive: e.tool.Destructive, ReadOnly: e.tool.ReadOnly, Idempotent: e.tool.Idempotent},

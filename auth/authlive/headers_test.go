@@ -10,6 +10,8 @@ import (
 	"testing/fstest"
 	"time"
 
+	_ "github.com/heddlehq/heddle/builtin" // the built-in kinds, both halves
+
 	"github.com/heddlehq/heddle/compile"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/internal/testmcp"

@@ -12,15 +12,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
+
 	"github.com/heddlehq/heddle/auth/authlive"
 	"github.com/heddlehq/heddle/auth/oauth"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/grants/mcpkind"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/secrets"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -149,14 +151,14 @@ func TestClientCredentialsThroughRuntime(t *testing.T) {
 	p := &plan.Plan{
 		Version: plan.Version,
 		Startup: plan.Startup{TimeoutMS: 10000, RemoteClients: "required"},
-		Servers: map[string]*plan.Server{"fake": {
+		Parts: []plan.Part{mcpkind.PlanPart(mcpkind.Servers{"fake": {
 			Name: "fake", Transport: "http", URL: rs.srv.URL + "/mcp", ToolPrefix: "fake",
 			TimeoutMS: 5000, Required: true, ProtocolVersion: "2025-11-25", MaxResultBytes: 1 << 20,
 			Auth: &plan.Auth{Kind: "oauth", Settings: map[string]any{
 				"flow": "client_credentials", "client_id": testClientID, "client_secret_ref": &secretRef,
 				"token_endpoint_auth": "client_secret_post",
 			}},
-		}},
+		}})},
 		Agents: map[string]*plan.Agent{},
 	}
 	logs := &logBuffer{}

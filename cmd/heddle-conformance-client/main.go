@@ -24,14 +24,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/heddlehq/heddle/auth/authlive"
 	"github.com/heddlehq/heddle/auth/oauth"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/grants/mcpkind"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/secrets"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func main() {
@@ -102,10 +104,10 @@ func runScenario(scenario, url string, sc scenarioContext, log *slog.Logger) err
 	p := &plan.Plan{
 		Version: plan.Version,
 		Startup: plan.Startup{TimeoutMS: 15000, RemoteClients: "required"},
-		Servers: map[string]*plan.Server{server: {
+		Parts: []plan.Part{mcpkind.PlanPart(mcpkind.Servers{server: {
 			Name: server, Transport: "http", URL: url, ToolPrefix: server, Auth: a,
 			TimeoutMS: 15000, Required: true, ProtocolVersion: "2025-11-25", MaxResultBytes: 1 << 20,
-		}},
+		}})},
 		Agents: map[string]*plan.Agent{},
 	}
 	// The context's secrets reach the strategy the way a deployment's do: as

@@ -19,17 +19,21 @@ import (
 	"os"
 	"strings"
 
+	_ "github.com/heddlehq/heddle/builtin" // the built-in kinds, both halves
+
 	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/compile"
 	"github.com/heddlehq/heddle/config"
-	"github.com/heddlehq/heddle/runtime"
-	"github.com/heddlehq/heddle/usecase"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	// The application's operations register themselves when imported…
+	// The live half of kind: usecase tells the runtime which MCP servers
+	// the operations reach directly.
+	"github.com/heddlehq/heddle/grants/usecasekind/usecaselive"
+	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/usecase"
+
+	// The application's operations register themselves when imported.
 	_ "github.com/heddlehq/heddle/examples/incidents"
-	// …and the live half of kind: usecase runs them.
-	_ "github.com/heddlehq/heddle/grants/usecasekind/usecaselive"
 )
 
 // agents holds the application's agent artifacts.
@@ -78,7 +82,7 @@ func run(ctx context.Context, w io.Writer) error {
 
 	rt, err := runtime.Open(ctx, p, runtime.Options{
 		Logger:  slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		MCPUses: usecase.MCPUses(), // servers operations reach directly (none here)
+		MCPUses: usecaselive.MCPUses(), // servers operations reach directly (none here)
 		// Destructive tools need approval (policies.approval: ask); a real
 		// application asks a human. This one approves and says so.
 		Approver: func(_ context.Context, req runtime.ApprovalRequest) (bool, error) {

@@ -19,22 +19,81 @@ import (
 	"github.com/heddlehq/heddle/plan"
 )
 
-func init() { grants.Register("a2a", Kind{}) }
-
-// Kind is the a2a kind.
+// Kind is the config half of the a2a kind. It owns ai.a2a_agents.
 type Kind struct{}
 
-// CheckDeployment validates ai.a2a_agents.
-func (Kind) CheckDeployment(env *grants.Env) diag.Diagnostics {
-	var ds diag.Diagnostics
-	d := env.Deployment
-	for _, name := range config.SortedKeys(d.AI.A2AAgents) {
-		a := d.AI.A2AAgents[name]
+var _ grants.Kind = Kind{}
+
+// Name is "a2a".
+func (Kind) Name() string { return "a2a" }
+
+// Section is "a2a_agents".
+func (Kind) Section() string { return "a2a_agents" }
+
+// Defaults.
+const (
+	// DefaultTimeoutMS is the wait for one call to a remote agent.
+	DefaultTimeoutMS = 20000
+	// MaxResultBytes caps an answer as an MCP server's result is capped.
+	MaxResultBytes = 1 << 20
+)
+
+// AgentConfig is one entry of ai.a2a_agents as written.
+type AgentConfig struct {
+	URL       string       `koanf:"url"`
+	Auth      *config.Auth `koanf:"auth"`
+	TimeoutMS int          `koanf:"timeout_ms"`
+	Required  *bool        `koanf:"required"`
+}
+
+// Agents is the a2a kind's part of the plan, keyed by agent name.
+type Agents map[string]*Agent
+
+// Agent is one remote agent an a2a grant reaches.
+type Agent struct {
+	Name      string     `json:"-"`
+	URL       string     `json:"url"`
+	Auth      *plan.Auth `json:"auth,omitempty"`
+	TimeoutMS int        `json:"timeout_ms"`
+	// MaxResultBytes caps one answer.
+	MaxResultBytes int      `json:"max_result_bytes"`
+	Required       bool     `json:"required"`
+	GrantedTo      []string `json:"granted_to"`
+}
+
+// Grant is an a2a grant's plan spec: one remote agent, exposed as a tool.
+type Grant struct {
+	Agent string `json:"agent"`
+}
+
+// PlanAgents returns the remote agents of p, or nil when p has no a2a part.
+func PlanAgents(p *plan.Plan) Agents {
+	a, _ := p.Part("a2a").(Agents)
+	return a
+}
+
+type configured struct {
+	declared map[string]*AgentConfig
+	agents   Agents
+}
+
+// Configure decodes ai.a2a_agents strictly, applies its defaults and
+// validates every entry.
+func (Kind) Configure(env *grants.Env, raw map[string]any) (grants.Configured, diag.Diagnostics) {
+	c := &configured{declared: map[string]*AgentConfig{}, agents: Agents{}}
+	ds := config.DecodeStrict(raw, &c.declared, "ai.a2a_agents")
+	for _, name := range config.SortedKeys(c.declared) {
+		a := c.declared[name]
 		if a == nil {
-			a = &config.A2AAgent{}
+			a = &AgentConfig{}
+			c.declared[name] = a
 		}
 		p := config.Join("ai.a2a_agents", name)
-		ads := grants.CheckURL(a.URL, diag.A2AURLInvalid, config.Join(p, "url"))
+		ads := config.Positive(nil, env.Deployment, config.Join(p, "timeout_ms"), a.TimeoutMS)
+		if a.TimeoutMS <= 0 {
+			a.TimeoutMS = DefaultTimeoutMS
+		}
+		ads = append(ads, grants.CheckURL(a.URL, diag.A2AURLInvalid, config.Join(p, "url"))...)
 		var settings map[string]any
 		var plugin bool
 		if a.Auth != nil {
@@ -46,19 +105,26 @@ func (Kind) CheckDeployment(env *grants.Env) diag.Diagnostics {
 		if ads.HasErrors() {
 			continue
 		}
-		pa := &plan.A2AAgent{
-			Name:      name,
-			URL:       a.URL,
-			TimeoutMS: a.TimeoutMS,
-			Required:  grants.Required(a.Required, d.AI.RemoteClients),
-			GrantedTo: []string{},
+		pa := &Agent{
+			Name:           name,
+			URL:            a.URL,
+			TimeoutMS:      a.TimeoutMS,
+			MaxResultBytes: MaxResultBytes,
+			Required:       grants.Required(a.Required, env.RemoteClients()),
+			GrantedTo:      []string{},
 		}
 		if a.Auth != nil {
 			pa.Auth = &plan.Auth{Kind: a.Auth.Kind, Settings: settings, Plugin: plugin}
 		}
-		env.Plan.A2AAgents[name] = pa
+		c.agents[name] = pa
 	}
-	return ds
+	return c, ds
+}
+
+// Part returns the agents, written under "a2a_agents"; nothing when the
+// deployment declares none.
+func (c *configured) Part() (string, any, bool) {
+	return "a2a_agents", c.agents, len(c.agents) > 0
 }
 
 type grantSettings struct {
@@ -66,10 +132,10 @@ type grantSettings struct {
 }
 
 // Compile resolves one a2a grant.
-func (Kind) Compile(env *grants.Env, art *config.Artifact, settings map[string]any, p string) (any, diag.Diagnostics) {
+func (c *configured) Compile(env *grants.Env, art *config.Artifact, settings map[string]any, p string) (any, diag.Diagnostics) {
 	var g grantSettings
 	ds := config.DecodeStrict(settings, &g, p)
-	declared := env.Deployment.AI.A2AAgents
+	declared := c.declared
 	switch _, ok := declared[g.Agent]; {
 	case g.Agent == "":
 		ds = append(ds, diag.Errorf(diag.A2AAgentUnknown, p, "the grant names no agent"))
@@ -87,12 +153,18 @@ func (Kind) Compile(env *grants.Env, art *config.Artifact, settings map[string]a
 	if ds.HasErrors() {
 		return nil, ds
 	}
-	if a := env.Plan.A2AAgents[g.Agent]; a != nil {
+	if a := c.agents[g.Agent]; a != nil {
 		a.GrantedTo = grants.AppendUnique(a.GrantedTo, art.Name)
 		if a.TimeoutMS == art.Policies.ToolTimeoutMS {
 			ds = append(ds, diag.Warnf(diag.TimeoutRace, "policies.tool_timeout_ms",
 				"tool_timeout_ms equals remote agent %q's timeout_ms (%d ms): the two deadlines race", g.Agent, a.TimeoutMS))
 		}
 	}
-	return &plan.A2AGrant{Agent: g.Agent}, ds
+	return &Grant{Agent: g.Agent}, ds
 }
+
+// GrantSettings and SectionEntry document the types the kind decodes.
+func (Kind) GrantSettings() any { return grantSettings{} }
+func (Kind) SectionEntry() any  { return AgentConfig{} }
+
+var _ grants.Documented = Kind{}

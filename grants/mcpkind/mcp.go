@@ -17,10 +17,7 @@
 package mcpkind
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -31,29 +28,55 @@ import (
 	"github.com/heddlehq/heddle/toolname"
 )
 
-func init() { grants.Register("mcp", Kind{}) }
-
-// Kind is the mcp kind.
+// Kind is the config half of the mcp kind. It owns ai.mcp_servers.
 type Kind struct{}
+
+var _ grants.Kind = Kind{}
+
+// Name is "mcp".
+func (Kind) Name() string { return "mcp" }
+
+// Section is "mcp_servers".
+func (Kind) Section() string { return "mcp_servers" }
 
 // ProtocolVersions are the values protocol_version accepts besides "auto".
 var ProtocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
-var envKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+// Transport names.
+const (
+	TransportHTTP  = "http"
+	TransportSSE   = "sse"
+	TransportStdio = "stdio"
+)
 
-// CheckDeployment validates every entry of ai.mcp_servers and records the
-// valid ones in the plan.
-func (Kind) CheckDeployment(env *grants.Env) diag.Diagnostics {
-	var ds diag.Diagnostics
+// Defaults.
+const (
+	DefaultTimeoutMS      = 20000
+	DefaultMaxResultBytes = 1 << 20
+)
+
+// configured is the mcp kind's view of one deployment.
+type configured struct {
+	declared map[string]*ServerConfig // every entry written, decoded
+	servers  Servers                  // the valid ones, as the plan records them
+}
+
+// Configure decodes ai.mcp_servers strictly, applies its defaults, validates
+// every entry and records the valid ones for the plan.
+func (Kind) Configure(env *grants.Env, raw map[string]any) (grants.Configured, diag.Diagnostics) {
+	c := &configured{declared: map[string]*ServerConfig{}, servers: Servers{}}
+	ds := config.DecodeStrict(raw, &c.declared, "ai.mcp_servers")
 	d := env.Deployment
 	prefixes := map[string]string{} // tool prefix → first server name
-	for _, name := range config.SortedKeys(d.AI.MCPServers) {
-		s := d.AI.MCPServers[name]
+	for _, name := range config.SortedKeys(c.declared) {
+		s := c.declared[name]
 		if s == nil {
-			s = &config.MCPServer{Transport: config.TransportHTTP}
+			s = &ServerConfig{}
+			c.declared[name] = s
 		}
 		p := config.Join("ai.mcp_servers", name)
-		sds := checkServer(env, d, name, s, p)
+		sds := s.defaults(d, p)
+		sds = append(sds, checkServer(env, d, name, s, p)...)
 		prefix := toolname.Sanitize(name)
 		if other, clash := prefixes[prefix]; clash {
 			sds = append(sds, diag.Errorf(diag.MCPConnectionConflict, p,
@@ -66,22 +89,45 @@ func (Kind) CheckDeployment(env *grants.Env) diag.Diagnostics {
 		if sds.HasErrors() {
 			continue
 		}
-		env.Plan.Servers[name] = buildServer(env, name, s, prefix)
+		c.servers[name] = buildServer(env, name, s, prefix)
+	}
+	return c, ds
+}
+
+// Part returns the servers, written under "servers" in the plan.
+func (c *configured) Part() (string, any, bool) { return "servers", c.servers, true }
+
+// defaults fills in the entry's unset settings and reports numeric ones
+// written as zero or less.
+func (s *ServerConfig) defaults(d *config.Deployment, p string) diag.Diagnostics {
+	ds := config.Positive(nil, d, config.Join(p, "timeout_ms"), s.TimeoutMS)
+	ds = config.Positive(ds, d, config.Join(p, "max_result_bytes"), s.MaxResultBytes)
+	if s.Transport == "" {
+		s.Transport = TransportHTTP
+	}
+	if s.TimeoutMS <= 0 {
+		s.TimeoutMS = DefaultTimeoutMS
+	}
+	if s.MaxResultBytes <= 0 {
+		s.MaxResultBytes = DefaultMaxResultBytes
+	}
+	if s.ProtocolVersion == "" {
+		s.ProtocolVersion = "auto"
 	}
 	return ds
 }
 
-func checkServer(env *grants.Env, d *config.Deployment, name string, s *config.MCPServer, p string) diag.Diagnostics {
+func checkServer(env *grants.Env, d *config.Deployment, name string, s *ServerConfig, p string) diag.Diagnostics {
 	var ds diag.Diagnostics
 	switch s.Transport {
-	case config.TransportHTTP, config.TransportSSE:
+	case TransportHTTP, TransportSSE:
 		ds = append(ds, grants.CheckURL(s.URL, diag.MCPURLInvalid, config.Join(p, "url"))...)
 		for key, set := range map[string]bool{"command": s.Command != "", "args": len(s.Args) > 0, "env": len(s.Env) > 0, "dir": s.Dir != ""} {
 			if set {
 				ds = append(ds, mixed(d, p, "transport", key, s.Transport))
 			}
 		}
-	case config.TransportStdio:
+	case TransportStdio:
 		if s.Command == "" {
 			ds = append(ds, diag.Errorf(diag.MCPTransportInvalid, config.Join(p, "command"),
 				"a stdio server needs a command"))
@@ -98,12 +144,12 @@ func checkServer(env *grants.Env, d *config.Deployment, name string, s *config.M
 				"a stdio server has no connection to authenticate; %s is refused", key).
 				WithDetail("pass credentials to the child through env: with a secret reference"))
 		}
-		ds = append(ds, CheckEnv(s.Env, config.Join(p, "env"))...)
+		ds = append(ds, grants.CheckEnv(s.Env, config.Join(p, "env"))...)
 	default:
 		ds = append(ds, diag.Errorf(diag.MCPTransportInvalid, config.Join(p, "transport"),
 			"unknown transport: want http, sse or stdio"))
 	}
-	if s.Transport != config.TransportStdio {
+	if s.Transport != TransportStdio {
 		if s.HeadersRef != nil && s.Auth != nil {
 			ds = append(ds, diag.Errorf(diag.MCPAuthConflict, p,
 				"server %q sets both headers_ref and auth", name).
@@ -139,36 +185,14 @@ func mixed(d *config.Deployment, p, have, stray, transport string) diag.Diagnost
 		WithDetail("one server entry must describe one transport; set %s to null in the overlay that changes the transport", stray)
 }
 
-// CheckEnv validates the env: block of a child process (a stdio server or
-// an auth plugin): names must be variable names, values must be values.
-func CheckEnv(env map[string]*config.EnvValue, p string) diag.Diagnostics {
-	var ds diag.Diagnostics
-	for _, k := range config.SortedKeys(env) {
-		kp := config.Join(p, k)
-		if !envKeyRE.MatchString(k) {
-			ds = append(ds, diag.Errorf(diag.MCPEnvInvalid, kp, "%q is not a valid environment variable name", k))
-			continue
-		}
-		v := env[k]
-		if v == nil {
-			continue
-		}
-		if v.Problem != "" {
-			ds = append(ds, diag.Errorf(diag.MCPEnvInvalid, kp, "the value cannot be an environment value: %s (value redacted)", v.Problem).
-				WithDetail("this is the mark of a broken interpolation; write a plain value or a reference such as ${secrets:/path}"))
-		}
-	}
-	return ds
-}
-
-func buildServer(env *grants.Env, name string, s *config.MCPServer, prefix string) *plan.Server {
-	ps := &plan.Server{
+func buildServer(env *grants.Env, name string, s *ServerConfig, prefix string) *Server {
+	ps := &Server{
 		Name:             name,
 		Transport:        s.Transport,
 		URL:              s.URL,
 		ToolPrefix:       prefix,
 		TimeoutMS:        s.TimeoutMS,
-		Required:         grants.Required(s.Required, env.Deployment.AI.RemoteClients),
+		Required:         grants.Required(s.Required, env.RemoteClients()),
 		ProtocolVersion:  s.ProtocolVersion,
 		MaxResultBytes:   s.MaxResultBytes,
 		ReadOnlyTools:    s.ReadOnlyTools,
@@ -176,7 +200,7 @@ func buildServer(env *grants.Env, name string, s *config.MCPServer, prefix strin
 		DestructiveTools: s.DestructiveTools,
 		Command:          s.Command,
 		Args:             s.Args,
-		Env:              EnvVars(s.Env),
+		Env:              grants.EnvVars(s.Env),
 		Dir:              s.Dir,
 		GrantedTo:        []string{},
 	}
@@ -190,30 +214,6 @@ func buildServer(env *grants.Env, name string, s *config.MCPServer, prefix strin
 	return ps
 }
 
-// EnvVars converts configured env values to the plan's form.
-func EnvVars(env map[string]*config.EnvValue) map[string]plan.EnvVar {
-	if len(env) == 0 {
-		return nil
-	}
-	out := make(map[string]plan.EnvVar, len(env))
-	for k, v := range env {
-		switch {
-		case v == nil:
-			out[k] = plan.EnvVar{LiteralSHA256: hash("")}
-		case v.Ref != nil:
-			out[k] = plan.EnvVar{Ref: v.Ref}
-		default:
-			out[k] = plan.EnvVar{Literal: v.Literal, LiteralSHA256: hash(v.Literal)}
-		}
-	}
-	return out
-}
-
-func hash(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:])[:12]
-}
-
 // grantSettings is an mcp grant as written.
 type grantSettings struct {
 	Server  string   `koanf:"server"`
@@ -222,12 +222,12 @@ type grantSettings struct {
 }
 
 // Compile resolves one mcp grant.
-func (Kind) Compile(env *grants.Env, art *config.Artifact, settings map[string]any, p string) (any, diag.Diagnostics) {
+func (c *configured) Compile(env *grants.Env, art *config.Artifact, settings map[string]any, p string) (any, diag.Diagnostics) {
 	var g grantSettings
 	ds := config.DecodeStrict(settings, &g, p)
 	ds = append(ds, grants.CheckGlobs(g.Include, diag.MCPFilterInvalid, config.Join(p, "include"))...)
 	ds = append(ds, grants.CheckGlobs(g.Exclude, diag.MCPFilterInvalid, config.Join(p, "exclude"))...)
-	declared := env.Deployment.AI.MCPServers
+	declared := c.declared
 	switch _, ok := declared[g.Server]; {
 	case g.Server == "":
 		ds = append(ds, diag.Errorf(diag.MCPServerUnknown, p, "the grant names no server"))
@@ -241,7 +241,7 @@ func (Kind) Compile(env *grants.Env, art *config.Artifact, settings map[string]a
 	if ds.HasErrors() {
 		return nil, ds
 	}
-	if s := env.Plan.Servers[g.Server]; s != nil {
+	if s := c.servers[g.Server]; s != nil {
 		s.GrantedTo = grants.AppendUnique(s.GrantedTo, art.Name)
 		if s.TimeoutMS == art.Policies.ToolTimeoutMS {
 			ds = append(ds, diag.Warnf(diag.TimeoutRace, "policies.tool_timeout_ms",
@@ -249,7 +249,7 @@ func (Kind) Compile(env *grants.Env, art *config.Artifact, settings map[string]a
 				WithDetail("set the server's timeout_ms shorter, so that a slow call becomes a refusal the model reads"))
 		}
 	}
-	return &plan.MCPGrant{Server: g.Server, Include: g.Include, Exclude: g.Exclude}, ds
+	return &Grant{Server: g.Server, Include: g.Include, Exclude: g.Exclude}, ds
 }
 
 func listOrNone(names []string) string {
@@ -258,3 +258,9 @@ func listOrNone(names []string) string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// GrantSettings and SectionEntry document the types the kind decodes.
+func (Kind) GrantSettings() any { return grantSettings{} }
+func (Kind) SectionEntry() any  { return ServerConfig{} }
+
+var _ grants.Documented = Kind{}

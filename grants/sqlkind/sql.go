@@ -17,13 +17,31 @@ import (
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants"
-	"github.com/heddlehq/heddle/plan"
 )
 
-func init() { grants.Register("sql", Kind{}) }
-
-// Kind is the sql kind.
+// Kind is the config half of the sql kind. It owns ai.sql_sources.
 type Kind struct{}
+
+var _ grants.Kind = Kind{}
+
+// Name is "sql".
+func (Kind) Name() string { return "sql" }
+
+// Section is "sql_sources".
+func (Kind) Section() string { return "sql_sources" }
+
+// Defaults.
+const (
+	DefaultTimeoutMS = 5000
+	DefaultMaxRows   = 1000
+	DefaultMaxBytes  = 1 << 20
+)
+
+// configured is the sql kind's view of one deployment.
+type configured struct {
+	declared map[string]*SourceConfig
+	sources  Sources
+}
 
 // Drivers are the accepted values of driver.
 var Drivers = []string{"sqlite", "postgres"}
@@ -31,20 +49,28 @@ var Drivers = []string{"sqlite", "postgres"}
 // ParamTypes are the accepted parameter types.
 var ParamTypes = []string{"string", "integer", "number", "boolean"}
 
-// CheckDeployment validates ai.sql_sources.
-func (Kind) CheckDeployment(env *grants.Env) diag.Diagnostics {
-	var ds diag.Diagnostics
-	for _, name := range config.SortedKeys(env.Deployment.AI.SQLSources) {
-		s := env.Deployment.AI.SQLSources[name]
+// Configure decodes ai.sql_sources strictly, applies its defaults and
+// validates every source and statement.
+func (Kind) Configure(env *grants.Env, raw map[string]any) (grants.Configured, diag.Diagnostics) {
+	c := &configured{declared: map[string]*SourceConfig{}, sources: Sources{}}
+	ds := config.DecodeStrict(raw, &c.declared, "ai.sql_sources")
+	optional := env.RemoteClients() == config.RemoteClientsOptional
+	for _, name := range config.SortedKeys(c.declared) {
+		s := c.declared[name]
 		if s == nil {
-			s = &config.SQLSource{}
+			s = &SourceConfig{}
+			c.declared[name] = s
 		}
 		p := config.Join("ai.sql_sources", name)
-		sds := checkSource(s, p)
-		ps := &plan.SQLSource{
+		sds := s.defaults(env.Deployment, p)
+		sds = append(sds, checkSource(s, p)...)
+		ps := &Source{
 			Name: name, Driver: s.Driver, Path: s.Path, DSNRef: s.DSNRef,
 			TimeoutMS: s.TimeoutMS, MaxRows: s.MaxRows, MaxBytes: s.MaxBytes,
-			Statements: map[string]*plan.SQLStatement{}, GrantedTo: []string{},
+			// A local SQLite file is always required; a database server
+			// follows ai.remote_clients.
+			Required:   s.Driver != "postgres" || !optional,
+			Statements: map[string]*Statement{}, GrantedTo: []string{},
 		}
 		for _, sn := range config.SortedKeys(s.Statements) {
 			st, stds := checkStatement(s.Statements[sn], config.Join(p, "statements", sn))
@@ -53,13 +79,37 @@ func (Kind) CheckDeployment(env *grants.Env) diag.Diagnostics {
 		}
 		ds = append(ds, sds...)
 		if !sds.HasErrors() {
-			env.Plan.SQLSources[name] = ps
+			c.sources[name] = ps
 		}
+	}
+	return c, ds
+}
+
+// Part returns the sources, written under "sql_sources"; nothing when the
+// deployment declares none.
+func (c *configured) Part() (string, any, bool) {
+	return "sql_sources", c.sources, len(c.sources) > 0
+}
+
+// defaults fills in a source's unset settings and reports numeric ones
+// written as zero or less.
+func (s *SourceConfig) defaults(d *config.Deployment, p string) diag.Diagnostics {
+	ds := config.Positive(nil, d, config.Join(p, "timeout_ms"), s.TimeoutMS)
+	ds = config.Positive(ds, d, config.Join(p, "max_rows"), s.MaxRows)
+	ds = config.Positive(ds, d, config.Join(p, "max_bytes"), s.MaxBytes)
+	if s.TimeoutMS <= 0 {
+		s.TimeoutMS = DefaultTimeoutMS
+	}
+	if s.MaxRows <= 0 {
+		s.MaxRows = DefaultMaxRows
+	}
+	if s.MaxBytes <= 0 {
+		s.MaxBytes = DefaultMaxBytes
 	}
 	return ds
 }
 
-func checkSource(s *config.SQLSource, p string) diag.Diagnostics {
+func checkSource(s *SourceConfig, p string) diag.Diagnostics {
 	var ds diag.Diagnostics
 	switch s.Driver {
 	case "sqlite":
@@ -85,12 +135,12 @@ func checkSource(s *config.SQLSource, p string) diag.Diagnostics {
 	return ds
 }
 
-func checkStatement(st *config.SQLStatement, p string) (*plan.SQLStatement, diag.Diagnostics) {
+func checkStatement(st *StatementConfig, p string) (*Statement, diag.Diagnostics) {
 	var ds diag.Diagnostics
 	if st == nil || strings.TrimSpace(st.SQL) == "" {
 		return nil, diag.Diagnostics{diag.Errorf(diag.SQLStatementInvalid, p, "the statement has no sql")}
 	}
-	out := &plan.SQLStatement{Description: st.Description, SQL: st.SQL}
+	out := &Statement{Description: st.Description, SQL: st.SQL}
 	seen := map[string]bool{}
 	for _, ph := range Placeholders(st.SQL) {
 		if seen[ph.Name] {
@@ -117,7 +167,7 @@ func checkStatement(st *config.SQLStatement, p string) (*plan.SQLStatement, diag
 				"from must be caller.subject or caller.claims.<name>"))
 		}
 		required := decl.Required == nil || *decl.Required
-		out.Params = append(out.Params, plan.SQLParam{Name: ph.Name, Type: typ, Description: decl.Description, From: decl.From, Required: required})
+		out.Params = append(out.Params, Param{Name: ph.Name, Type: typ, Description: decl.Description, From: decl.From, Required: required})
 	}
 	for _, name := range config.SortedKeys(st.Params) {
 		if !seen[name] {
@@ -144,17 +194,17 @@ type grantSettings struct {
 
 // Compile resolves one sql grant. A grant that lists no statements grants
 // every statement of its source.
-func (Kind) Compile(env *grants.Env, art *config.Artifact, settings map[string]any, p string) (any, diag.Diagnostics) {
+func (c *configured) Compile(env *grants.Env, art *config.Artifact, settings map[string]any, p string) (any, diag.Diagnostics) {
 	var g grantSettings
 	ds := config.DecodeStrict(settings, &g, p)
-	src, ok := env.Deployment.AI.SQLSources[g.Source]
+	src, ok := c.declared[g.Source]
 	switch {
 	case g.Source == "":
 		ds = append(ds, diag.Errorf(diag.SQLSourceUnknown, p, "the grant names no source"))
 	case !ok && grants.Written(env.Deployment, "sql_sources", g.Source):
 		return nil, ds
 	case !ok:
-		names := config.SortedKeys(env.Deployment.AI.SQLSources)
+		names := config.SortedKeys(c.declared)
 		list := "none"
 		if len(names) > 0 {
 			list = strings.Join(names, ", ")
@@ -181,8 +231,14 @@ func (Kind) Compile(env *grants.Env, art *config.Artifact, settings map[string]a
 	if len(stmts) == 0 && src != nil {
 		stmts = config.SortedKeys(src.Statements)
 	}
-	if ps := env.Plan.SQLSources[g.Source]; ps != nil {
+	if ps := c.sources[g.Source]; ps != nil {
 		ps.GrantedTo = grants.AppendUnique(ps.GrantedTo, art.Name)
 	}
-	return &plan.SQLGrant{Source: g.Source, Statements: stmts, Query: g.Query}, ds
+	return &Grant{Source: g.Source, Statements: stmts, Query: g.Query}, ds
 }
+
+// GrantSettings and SectionEntry document the types the kind decodes.
+func (Kind) GrantSettings() any { return grantSettings{} }
+func (Kind) SectionEntry() any  { return SourceConfig{} }
+
+var _ grants.Documented = Kind{}

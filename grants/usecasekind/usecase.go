@@ -15,23 +15,41 @@ import (
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants"
-	"github.com/heddlehq/heddle/plan"
 )
 
-func init() { grants.Register("usecase", Kind{}) }
-
-// Kind is the usecase kind.
+// Kind is the config half of the usecase kind. It owns no section: use
+// cases live in the application.
 type Kind struct{}
 
-// CheckDeployment has nothing to check: use cases live in the application.
-func (Kind) CheckDeployment(*grants.Env) diag.Diagnostics { return nil }
+var _ grants.Kind = Kind{}
+
+// Name is "usecase".
+func (Kind) Name() string { return "usecase" }
+
+// Section is "": the kind owns no part of the deployment.
+func (Kind) Section() string { return "" }
+
+// Configure has nothing to decode or check.
+func (Kind) Configure(*grants.Env, map[string]any) (grants.Configured, diag.Diagnostics) {
+	return configured{}, nil
+}
+
+type configured struct{}
+
+// Part is nothing: use cases add no resources to the plan.
+func (configured) Part() (string, any, bool) { return "", nil, false }
+
+// Grant is a usecase grant's plan spec: operations of the application itself.
+type Grant struct {
+	Keys []string `json:"keys"`
+}
 
 type grantSettings struct {
 	Keys []string `koanf:"keys"`
 }
 
 // Compile resolves one usecase grant.
-func (Kind) Compile(env *grants.Env, _ *config.Artifact, settings map[string]any, p string) (any, diag.Diagnostics) {
+func (configured) Compile(env *grants.Env, _ *config.Artifact, settings map[string]any, p string) (any, diag.Diagnostics) {
 	var g grantSettings
 	ds := config.DecodeStrict(settings, &g, p)
 	if len(g.Keys) == 0 && !ds.HasErrors() {
@@ -52,5 +70,11 @@ func (Kind) Compile(env *grants.Env, _ *config.Artifact, settings map[string]any
 	if ds.HasErrors() {
 		return nil, ds
 	}
-	return &plan.UsecaseGrant{Keys: g.Keys}, ds
+	return &Grant{Keys: g.Keys}, ds
 }
+
+// GrantSettings and SectionEntry document the types the kind decodes.
+func (Kind) GrantSettings() any { return grantSettings{} }
+func (Kind) SectionEntry() any  { return nil }
+
+var _ grants.Documented = Kind{}

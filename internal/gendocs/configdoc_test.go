@@ -3,24 +3,23 @@ package main
 import (
 	"encoding"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
 
+	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/auth"
+	"github.com/heddlehq/heddle/builtin"
 	"github.com/heddlehq/heddle/compile"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/grants"
+	"github.com/heddlehq/heddle/grants/a2akind"
 	"github.com/heddlehq/heddle/grants/mcpkind"
 	"github.com/heddlehq/heddle/grants/sqlkind"
 	"github.com/heddlehq/heddle/policy"
@@ -112,9 +111,21 @@ func configKeys(t *testing.T, typ reflect.Type, prefix string, out map[string]bo
 // not mentioned, as its full path in backticks, in docs/configuration.md.
 func TestConfigKeysDocumented(t *testing.T) {
 	doc := mentioned(readDoc(t, configDoc))
+	sections := map[string]reflect.Type{}
+	for _, k := range builtin.Default().Grants().Kinds() {
+		if d, ok := documentedKinds(t)[k.Name()]; ok && k.Section() != "" {
+			sections["ai."+k.Section()] = reflect.TypeOf(d.SectionEntry())
+		}
+	}
 	for _, typ := range []reflect.Type{reflect.TypeFor[config.Deployment](), reflect.TypeFor[config.Artifact]()} {
 		keys := map[string]bool{}
 		configKeys(t, typ, "", keys)
+		if typ == reflect.TypeFor[config.Deployment]() {
+			for sec, entry := range sections {
+				keys[sec] = true
+				configKeys(t, entry, sec+".<>", keys)
+			}
+		}
 		if len(keys) == 0 {
 			t.Fatalf("found no keys in %s", typ)
 		}
@@ -188,70 +199,37 @@ func TestAuthSettingsDocumented(t *testing.T) {
 	}
 }
 
-// grantSettings parses the grant kinds' packages under grants/ and returns,
-// for each kind registered with grants.Register("name", …), the koanf keys
-// of the package's grantSettings struct.
-func grantSettings(t *testing.T) map[string][]string {
+// documentedKinds returns the built-in kinds, each with the types it
+// decodes; a kind that does not say fails the test.
+func documentedKinds(t *testing.T) map[string]grants.Documented {
 	t.Helper()
-	dirs, err := filepath.Glob(filepath.Join(root, "grants", "*"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string][]string{}
-	for _, dir := range dirs {
-		files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
-		var kind string
-		var keys []string
-		found := false
-		fset := token.NewFileSet()
-		for _, file := range files {
-			if strings.HasSuffix(file, "_test.go") {
-				continue
-			}
-			f, err := parser.ParseFile(fset, file, nil, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ast.Inspect(f, func(n ast.Node) bool {
-				switch n := n.(type) {
-				case *ast.CallExpr:
-					sel, ok := n.Fun.(*ast.SelectorExpr)
-					if !ok || sel.Sel.Name != "Register" || len(n.Args) == 0 {
-						return true
-					}
-					if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "grants" {
-						return true
-					}
-					if lit, ok := n.Args[0].(*ast.BasicLit); ok && lit.Kind == token.STRING {
-						kind, _ = strconv.Unquote(lit.Value)
-					}
-				case *ast.TypeSpec:
-					st, ok := n.Type.(*ast.StructType)
-					if !ok || n.Name.Name != "grantSettings" {
-						return true
-					}
-					found = true
-					for _, f := range st.Fields.List {
-						if f.Tag == nil {
-							continue
-						}
-						tag, _ := strconv.Unquote(f.Tag.Value)
-						name, _, _ := strings.Cut(reflect.StructTag(tag).Get("koanf"), ",")
-						if name != "" && name != "-" {
-							keys = append(keys, name)
-						}
-					}
-				}
-				return true
-			})
-		}
-		if kind == "" {
+	out := map[string]grants.Documented{}
+	for _, k := range builtin.Default().Grants().Kinds() {
+		d, ok := k.(grants.Documented)
+		if !ok {
+			t.Errorf("kind %q does not implement grants.Documented: the documentation cannot know its keys", k.Name())
 			continue
 		}
-		if !found {
-			t.Errorf("%s registers kind %q but has no grantSettings struct; teach this test where its settings are", dir, kind)
+		out[k.Name()] = d
+	}
+	return out
+}
+
+// grantSettings returns, for each built-in kind, the koanf keys of its
+// grants' settings.
+func grantSettings(t *testing.T) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for name, d := range documentedKinds(t) {
+		keys := map[string]bool{}
+		configKeys(t, reflect.TypeOf(d.GrantSettings()), "", keys)
+		var top []string
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
+			if !strings.ContainsAny(k, ".[") {
+				top = append(top, k)
+			}
 		}
-		out[kind] = keys
+		out[name] = top
 	}
 	return out
 }
@@ -261,11 +239,10 @@ func grantSettings(t *testing.T) map[string][]string {
 func TestGrantSettingsDocumented(t *testing.T) {
 	doc := readDoc(t, configDoc)
 	settings := grantSettings(t)
-	for _, kind := range grants.Names() {
+	for _, kind := range builtin.Default().Grants().Names() {
 		keys, ok := settings[kind]
 		if !ok {
-			t.Errorf("grant kind %q is registered but its package under grants/ was not found", kind)
-			continue
+			continue // reported by documentedKinds
 		}
 		sec, ok := section(doc, "`kind: "+kind+"`")
 		if !ok {
@@ -288,7 +265,7 @@ func TestPolicyVariablesDocumented(t *testing.T) {
 	for _, v := range []struct {
 		name string
 		typ  reflect.Type
-	}{{"tool", reflect.TypeFor[policy.Tool]()}, {"caller", reflect.TypeFor[policy.Caller]()}} {
+	}{{"tool", reflect.TypeFor[policy.Tool]()}, {"caller", reflect.TypeFor[heddle.Identity]()}} {
 		for i := range v.typ.NumField() {
 			name := v.typ.Field(i).Tag.Get("cel")
 			if name == "" {
@@ -310,14 +287,14 @@ func TestPolicyVariablesDocumented(t *testing.T) {
 func TestValuesDocumented(t *testing.T) {
 	doc := mentioned(readDoc(t, configDoc))
 	var values []string
-	values = append(values, config.TransportHTTP, config.TransportSSE, config.TransportStdio)
+	values = append(values, mcpkind.TransportHTTP, mcpkind.TransportSSE, mcpkind.TransportStdio)
 	values = append(values, config.RemoteClientsRequired, config.RemoteClientsOptional)
 	values = append(values, config.ApprovalAsk, config.ApprovalAllow, config.ApprovalDeny)
 	values = append(values, "auto")
 	values = append(values, mcpkind.ProtocolVersions...)
 	values = append(values, sqlkind.Drivers...)
 	values = append(values, sqlkind.ParamTypes...)
-	values = append(values, grants.Names()...)
+	values = append(values, builtin.Default().Grants().Names()...)
 	for _, v := range values {
 		if !doc[v] {
 			t.Errorf("%s: value `%s` is not documented", configDoc, v)
@@ -361,7 +338,7 @@ func TestDefaultsDocumented(t *testing.T) {
 	if ds = append(ds, cds...); ds.HasErrors() {
 		t.Fatalf("the defaults example does not compile:\n%v", ds.Err())
 	}
-	srv, agent, src := p.Servers["s"], p.A2AAgents["a"], p.SQLSources["q"]
+	srv, agent, src := mcpkind.PlanServers(p)["s"], a2akind.PlanAgents(p)["a"], sqlkind.PlanSources(p)["q"]
 	param := src.Statements["st"].Params[0]
 	pol := p.Agents["x"].Policies
 	defaults := map[string]any{

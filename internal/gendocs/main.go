@@ -29,11 +29,14 @@ import (
 	"strings"
 	"testing/fstest"
 
+	_ "github.com/heddlehq/heddle/builtin" // the built-in kinds, both halves
+
+	"golang.org/x/tools/txtar"
+
 	"github.com/heddlehq/heddle/compile"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/heddlecmd"
-	"golang.org/x/tools/txtar"
 )
 
 // ErrorsFile is where the generated reference lives, relative to the module root.

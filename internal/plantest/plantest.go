@@ -13,10 +13,16 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/heddlehq/heddle/compile"
 	"github.com/heddlehq/heddle/config"
+	"github.com/heddlehq/heddle/grants"
+	"github.com/heddlehq/heddle/grants/a2akind"
+	"github.com/heddlehq/heddle/grants/mcpkind"
+	"github.com/heddlehq/heddle/grants/sqlkind"
+	"github.com/heddlehq/heddle/grants/usecasekind"
 	"github.com/heddlehq/heddle/plan"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Compile compiles api (an api.yaml) and agents (agent name → agent.yaml)
@@ -27,11 +33,21 @@ func Compile(api string, agents map[string]string, usecases ...string) (*plan.Pl
 		fsys["agents/"+name+"/agent.yaml"] = &fstest.MapFile{Data: []byte(a)}
 	}
 	cfg, ds := config.Load(config.Options{FS: fsys})
-	p, cds := compile.Compile(compile.Input{Config: cfg, Usecases: usecases})
+	p, cds := compile.Compile(compile.Input{Config: cfg, Kinds: kinds(), Usecases: usecases})
 	if ds = append(ds, cds...); ds.HasErrors() {
 		return nil, ds.Err()
 	}
 	return p, nil
+}
+
+// kinds is the program's set of kinds, or, in a test binary that links no
+// set (the runtime's own tests cannot link package builtin), the config
+// halves of the built-in kinds.
+func kinds() *grants.Set {
+	if d := grants.Default(); len(d.Kinds()) > 0 {
+		return d
+	}
+	return grants.NewSet(mcpkind.Kind{}, usecasekind.Kind{}, sqlkind.Kind{}, a2akind.Kind{})
 }
 
 // Must is Compile that fails the test on any error.

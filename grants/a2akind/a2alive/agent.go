@@ -13,11 +13,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	authlive "github.com/heddlehq/heddle/auth/authlive"
 	"github.com/heddlehq/heddle/diag"
-	"github.com/heddlehq/heddle/plan"
+	"github.com/heddlehq/heddle/grants/a2akind"
 	"github.com/heddlehq/heddle/runtime"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Backoff bounds of the background card fetches.
@@ -32,7 +33,7 @@ var (
 type agent struct {
 	inst   *instance
 	name   string
-	spec   *plan.A2AAgent
+	spec   *a2akind.Agent
 	origin *url.URL // scheme and host of spec.URL: the only place credentials go
 	client *http.Client
 	strat  authlive.Strategy
@@ -49,7 +50,7 @@ type agent struct {
 	retrying bool // a supervisor is running
 }
 
-func newAgent(inst *instance, name string, spec *plan.A2AAgent, base http.RoundTripper, strat authlive.Strategy) (*agent, error) {
+func newAgent(inst *instance, name string, spec *a2akind.Agent, base http.RoundTripper, strat authlive.Strategy) (*agent, error) {
 	u, err := url.Parse(spec.URL)
 	if err != nil || u.Host == "" {
 		return nil, diag.New(diag.A2AAgentUnreachable, "remote agent %s: its url cannot be parsed (value redacted)", name)
@@ -185,7 +186,7 @@ func (a *agent) tools() ([]*mcp.Tool, uint64) {
 func (a *agent) status() runtime.Dependency {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	d := runtime.Dependency{Name: a.name, Kind: Kind, State: a.state, Required: a.spec.Required, Tools: 1,
+	d := runtime.Dependency{Name: a.name, Kind: KindName, State: a.state, Required: a.spec.Required, Tools: 1,
 		Agents: slices.Clone(a.spec.GrantedTo)}
 	if a.state != runtime.StateReady {
 		d.Code = a.code

@@ -1,8 +1,7 @@
 // Package a2alive is the live half of the a2a capability kind: another agent,
 // reached over the Agent2Agent protocol (A2A) and offered to the model as one
-// tool. An application imports it for its side effect:
-//
-//	import _ "github.com/heddlehq/heddle/grants/a2akind/a2alive"
+// tool. The built-in set (package builtin) pairs it with the config half; an
+// application that links builtin has it.
 //
 // # What the runtime does with it
 //
@@ -63,23 +62,23 @@ import (
 	authlive "github.com/heddlehq/heddle/auth/authlive"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/grants/a2akind"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
 )
 
-func init() { runtime.RegisterKind(Kind, kind{}) }
+// KindName is the grant kind this package serves.
+const KindName = "a2a"
 
-// Kind is the grant kind this package serves.
-const Kind = "a2a"
-
-type kind struct{}
+// Kind is the live half of the a2a kind.
+type Kind struct{}
 
 // Open fetches the card of every remote agent an agent of the plan grants,
 // all concurrently under ctx (the start-up deadline). An auth strategy that
 // cannot be built (a secret that does not resolve) is an error, whatever
 // the agent's required setting; an agent that cannot be reached is a
 // Failure, Fatal when the agent is required.
-func (kind) Open(ctx context.Context, env runtime.KindEnv) (runtime.Instance, []*runtime.Failure, error) {
+func (Kind) Open(ctx context.Context, env runtime.KindEnv) (runtime.Instance, []*runtime.Failure, error) {
 	log := env.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -102,8 +101,9 @@ func (kind) Open(ctx context.Context, env runtime.KindEnv) (runtime.Instance, []
 		failures []*runtime.Failure
 		wg       sync.WaitGroup
 	)
+	agents := a2akind.PlanAgents(env.Plan)
 	for _, name := range granted(env.Plan) {
-		spec := env.Plan.A2AAgents[name]
+		spec := agents[name]
 		if spec == nil {
 			errs = append(errs, diag.New(diag.A2AAgentUnknown, "remote agent %s is granted but not in the plan", name))
 			continue
@@ -164,7 +164,7 @@ func granted(p *plan.Plan) []string {
 	set := map[string]bool{}
 	for _, a := range p.Agents {
 		for _, g := range a.Grants {
-			if spec, ok := g.Spec.(*plan.A2AGrant); ok {
+			if spec, ok := g.Spec.(*a2akind.Grant); ok {
 				set[spec.Agent] = true
 			}
 		}
@@ -208,7 +208,7 @@ func (i *instance) goSupervise(f func()) bool {
 
 // Source returns the tool of one grant: its remote agent.
 func (i *instance) Source(ag *plan.Agent, g plan.Grant) (runtime.Source, error) {
-	spec, ok := g.Spec.(*plan.A2AGrant)
+	spec, ok := g.Spec.(*a2akind.Grant)
 	if !ok {
 		return nil, diag.New(diag.CapabilityKindUnknown, "agent %s: a2a grant has an unexpected spec", ag.Name)
 	}
@@ -262,6 +262,6 @@ func startupBudget(p *plan.Plan) int {
 }
 
 var (
-	_ runtime.Kind     = kind{}
+	_ runtime.Kind     = Kind{}
 	_ runtime.Instance = (*instance)(nil)
 )

@@ -12,13 +12,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
+
+	_ "github.com/heddlehq/heddle/builtin" // the built-in kinds, both halves
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants/a2akind/a2alive"
 	"github.com/heddlehq/heddle/internal/plantest"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {

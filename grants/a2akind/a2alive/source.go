@@ -5,11 +5,11 @@ import (
 	"errors"
 	"time"
 
-	"github.com/heddlehq/heddle/config"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/toolname"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // source is one grant of a remote agent: its one tool. Grants of one agent
@@ -18,7 +18,7 @@ type source struct {
 	a *agent
 }
 
-func (s *source) Kind() string   { return Kind }
+func (s *source) Kind() string   { return KindName }
 func (s *source) Name() string   { return s.a.name }
 func (s *source) Prefix() string { return toolname.Sanitize(s.a.name) }
 
@@ -32,15 +32,11 @@ func (s *source) Tools(context.Context) ([]*mcp.Tool, uint64, error) {
 // TransportTimeout is the agent's timeout_ms: the wait for one call,
 // polling included.
 func (s *source) TransportTimeout() time.Duration {
-	ms := s.a.spec.TimeoutMS
-	if ms <= 0 {
-		ms = config.DefaultA2ATimeoutMS
-	}
-	return time.Duration(ms) * time.Millisecond
+	return time.Duration(s.a.spec.TimeoutMS) * time.Millisecond
 }
 
 // MaxResultBytes caps an answer as an MCP server's result is capped.
-func (s *source) MaxResultBytes() int { return config.DefaultMaxResultBytes }
+func (s *source) MaxResultBytes() int { return s.a.spec.MaxResultBytes }
 
 // Down reports an agent whose card has not been fetched, or that a call
 // could not reach since.

@@ -6,10 +6,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/grants/sqlkind"
 	sqlcfg "github.com/heddlehq/heddle/grants/sqlkind"
-	"github.com/heddlehq/heddle/plan"
-	"github.com/heddlehq/heddle/policy"
 )
 
 // statement is one named statement made ready for one driver: its text with
@@ -17,7 +17,7 @@ import (
 // parameter whose value goes in each bind position.
 type statement struct {
 	name string
-	spec *plan.SQLStatement
+	spec *sqlkind.Statement
 	// text is the rewritten SQL. It contains no value, ever: values travel
 	// as bind arguments.
 	text string
@@ -30,7 +30,7 @@ type statement struct {
 // :: casts) by a bind marker. With numbered markers ($1, $2 — PostgreSQL)
 // every occurrence of one name shares its number; with positional ones (? —
 // SQLite) every occurrence is its own position.
-func rewrite(name string, spec *plan.SQLStatement, numbered bool) (*statement, error) {
+func rewrite(name string, spec *sqlkind.Statement, numbered bool) (*statement, error) {
 	index := make(map[string]int, len(spec.Params))
 	for i, p := range spec.Params {
 		index[p.Name] = i
@@ -68,7 +68,7 @@ func rewrite(name string, spec *plan.SQLStatement, numbered bool) (*statement, e
 // bindArgs returns the bind arguments of one call: each parameter's value,
 // from the model's arguments or, for a parameter declared from:, from the
 // caller. A caller-bound parameter never reads args, whatever they hold.
-func (st *statement) bindArgs(args map[string]any, caller policy.Caller) ([]any, error) {
+func (st *statement) bindArgs(args map[string]any, caller heddle.Identity) ([]any, error) {
 	values := make([]any, len(st.spec.Params))
 	for i, p := range st.spec.Params {
 		v, err := paramValue(st.name, p, args, caller)
@@ -84,7 +84,7 @@ func (st *statement) bindArgs(args map[string]any, caller policy.Caller) ([]any,
 	return out, nil
 }
 
-func paramValue(stmt string, p plan.SQLParam, args map[string]any, caller policy.Caller) (any, error) {
+func paramValue(stmt string, p sqlkind.Param, args map[string]any, caller heddle.Identity) (any, error) {
 	if p.From != "" {
 		raw, ok := fromCaller(p.From, caller)
 		if !ok || raw == "" {
@@ -114,7 +114,7 @@ func paramValue(stmt string, p plan.SQLParam, args map[string]any, caller policy
 }
 
 // fromCaller reads caller.subject or caller.claims.NAME.
-func fromCaller(from string, c policy.Caller) (string, bool) {
+func fromCaller(from string, c heddle.Identity) (string, bool) {
 	if from == "caller.subject" {
 		return c.Subject, c.Subject != ""
 	}
@@ -224,7 +224,7 @@ func toFloat64(v any) (any, bool) {
 // bound from the caller. Extra properties are refused, so a model that
 // tries to pass a caller-bound parameter reads TOOL_ARGS_INVALID rather than
 // believing it set it.
-func inputSchema(spec *plan.SQLStatement) map[string]any {
+func inputSchema(spec *sqlkind.Statement) map[string]any {
 	props := map[string]any{}
 	required := []string{}
 	for _, p := range spec.Params {

@@ -3,7 +3,7 @@ package sqllive
 import (
 	"context"
 
-	"github.com/heddlehq/heddle/plan"
+	"github.com/heddlehq/heddle/grants/sqlkind"
 )
 
 // Engine exposes one opened database to the tests, below the toolset: it
@@ -13,7 +13,7 @@ type Engine struct{ e engine }
 // OpenSQLite opens path as a source does; authorize false leaves out the
 // authorizer, so the layers below it (mode=ro, query_only) stand alone.
 func OpenSQLite(ctx context.Context, path string, authorize bool) (*Engine, error) {
-	e, err := openSQLite(ctx, &plan.SQLSource{Name: "test", Driver: "sqlite", Path: path, TimeoutMS: 5000}, authorize)
+	e, err := openSQLite(ctx, &sqlkind.Source{Name: "test", Driver: "sqlite", Path: path, TimeoutMS: 5000}, authorize)
 	if err != nil {
 		return nil, err
 	}
@@ -23,7 +23,7 @@ func OpenSQLite(ctx context.Context, path string, authorize bool) (*Engine, erro
 // OpenPostgres opens dsn as a source does; verify false skips the role
 // check, so the session layers stand alone (even for a superuser).
 func OpenPostgres(ctx context.Context, dsn string, timeoutMS int, verify bool) (*Engine, error) {
-	src := &plan.SQLSource{Name: "test", Driver: "postgres", TimeoutMS: timeoutMS}
+	src := &sqlkind.Source{Name: "test", Driver: "postgres", TimeoutMS: timeoutMS}
 	cfg, err := pgConfig(src, dsn)
 	if err != nil {
 		return nil, err
@@ -54,7 +54,7 @@ func (e *Engine) Explain(err error) string {
 func (e *Engine) Close() error { return e.e.close() }
 
 // Rewrite exposes the placeholder rewrite.
-func Rewrite(spec *plan.SQLStatement, numbered bool) (text string, binds []int, err error) {
+func Rewrite(spec *sqlkind.Statement, numbered bool) (text string, binds []int, err error) {
 	st, err := rewrite("test", spec, numbered)
 	if err != nil {
 		return "", nil, err

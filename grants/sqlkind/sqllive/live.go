@@ -3,9 +3,8 @@
 // Go), PostgreSQL through pgx — read-only, and turns each granted statement
 // into a tool.
 //
-// An application imports it for its side effect:
-//
-//	import _ "github.com/heddlehq/heddle/grants/sqlkind/sqllive"
+// The built-in set (package builtin) pairs it with the config half; an
+// application that links builtin has it.
 //
 // With the deployment
 //
@@ -53,17 +52,18 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/grants/sqlkind"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/secrets"
 	"github.com/heddlehq/heddle/toolname"
-	"github.com/jackc/pgx/v5"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-func init() { runtime.RegisterKind(KindName, Kind{}) }
 
 // KindName is the grant kind this package serves.
 const KindName = "sql"
@@ -107,15 +107,16 @@ func (Kind) Open(ctx context.Context, env runtime.KindEnv) (runtime.Instance, []
 	}
 	inst := &instance{dbs: map[string]*database{}, log: log}
 	inst.ctx, inst.cancel = context.WithCancel(closing)
-	optional := env.Plan.Startup.RemoteClients == config.RemoteClientsOptional
-	for _, name := range config.SortedKeys(env.Plan.SQLSources) {
-		src := env.Plan.SQLSources[name]
+	sources := sqlkind.PlanSources(env.Plan)
+	for _, name := range config.SortedKeys(sources) {
+		src := sources[name]
 		if src == nil || len(src.GrantedTo) == 0 {
 			continue
 		}
-		src = withDefaults(src, name)
-		inst.dbs[name] = &database{inst: inst, name: name, spec: src,
-			required: src.Driver != "postgres" || !optional, state: runtime.StateConnecting}
+		named := *src
+		named.Name = name
+		inst.dbs[name] = &database{inst: inst, name: name, spec: &named,
+			required: src.Required, state: runtime.StateConnecting}
 	}
 	var (
 		wg       sync.WaitGroup
@@ -148,24 +149,6 @@ func (Kind) Open(ctx context.Context, env runtime.KindEnv) (runtime.Instance, []
 		}
 	}
 	return inst, failures, nil
-}
-
-// withDefaults returns a copy of a source with its name, and the defaults
-// of the settings a hand-built plan may leave at zero (a zero
-// statement_timeout would mean none).
-func withDefaults(src *plan.SQLSource, name string) *plan.SQLSource {
-	c := *src
-	c.Name = name
-	if c.TimeoutMS <= 0 {
-		c.TimeoutMS = config.DefaultSQLTimeoutMS
-	}
-	if c.MaxRows <= 0 {
-		c.MaxRows = config.DefaultSQLMaxRows
-	}
-	if c.MaxBytes <= 0 {
-		c.MaxBytes = config.DefaultSQLMaxBytes
-	}
-	return &c
 }
 
 // instance is the sql kind opened for one runtime: one database per
@@ -221,9 +204,9 @@ func (i *instance) Close() error {
 // grant one source twice (say, different statements): the first grant's
 // source carries the union of them all, the later ones return nil.
 func (i *instance) Source(agent *plan.Agent, g plan.Grant) (runtime.Source, error) {
-	spec, ok := g.Spec.(*plan.SQLGrant)
+	spec, ok := g.Spec.(*sqlkind.Grant)
 	if !ok {
-		return nil, fmt.Errorf("agent %s: sql grant has spec %T, want *plan.SQLGrant", agent.Name, g.Spec)
+		return nil, fmt.Errorf("agent %s: sql grant has spec %T, want *sqlkind.Grant", agent.Name, g.Spec)
 	}
 	d := i.dbs[spec.Source]
 	if d == nil {
@@ -232,7 +215,7 @@ func (i *instance) Source(agent *plan.Agent, g plan.Grant) (runtime.Source, erro
 	var stmts []string
 	query, first := false, true
 	for _, og := range agent.Grants {
-		other, ok := og.Spec.(*plan.SQLGrant)
+		other, ok := og.Spec.(*sqlkind.Grant)
 		if !ok || other.Source != spec.Source {
 			continue
 		}
@@ -258,7 +241,7 @@ func (i *instance) Source(agent *plan.Agent, g plan.Grant) (runtime.Source, erro
 type database struct {
 	inst     *instance
 	name     string
-	spec     *plan.SQLSource
+	spec     *sqlkind.Source
 	required bool
 	secrets  secrets.Resolver
 	// pgcfg is a PostgreSQL source's connection settings; after Open only
@@ -602,7 +585,7 @@ func (s *source) Call(ctx context.Context, tool *mcp.Tool, args map[string]any) 
 	} else {
 		st := stmts[ts.statement]
 		var err error
-		if binds, err = st.bindArgs(args, runtime.CallerFrom(ctx)); err != nil {
+		if binds, err = st.bindArgs(args, heddle.Caller(ctx)); err != nil {
 			return nil, err
 		}
 		text = st.text

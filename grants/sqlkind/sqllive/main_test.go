@@ -9,14 +9,15 @@ import (
 	"path/filepath"
 	"testing"
 
-	_ "github.com/heddlehq/heddle/grants/sqlkind/sqllive" // the live half of kind: sql
-	"github.com/heddlehq/heddle/internal/plantest"
-	"github.com/heddlehq/heddle/plan"
-	"github.com/heddlehq/heddle/policy"
-	"github.com/heddlehq/heddle/runtime"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 	_ "modernc.org/sqlite" // the "sqlite" driver, to build test databases
+
+	"github.com/heddlehq/heddle"
+	_ "github.com/heddlehq/heddle/builtin" // the built-in kinds, both halves
+	"github.com/heddlehq/heddle/internal/plantest"
+	"github.com/heddlehq/heddle/plan"
+	"github.com/heddlehq/heddle/runtime"
 )
 
 func TestMain(m *testing.M) {
@@ -132,9 +133,9 @@ func (r result) ids() []int {
 func text(res *mcp.CallToolResult) string { return plantest.Text(res) }
 
 func asCaller(tenant string) context.Context {
-	c := policy.Caller{Subject: "alice@example.com"}
+	c := heddle.Identity{Subject: "alice@example.com"}
 	if tenant != "" {
 		c.Claims = map[string]string{"tenant": tenant}
 	}
-	return runtime.WithCaller(context.Background(), c)
+	return heddle.WithCaller(context.Background(), c)
 }

@@ -12,11 +12,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/heddlehq/heddle/diag"
-	"github.com/heddlehq/heddle/plan"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/grants/sqlkind"
 )
 
 // pgEngine is a PostgreSQL source. Read-only is enforced three times over:
@@ -48,7 +49,7 @@ type pgEngine struct {
 
 // pgConfig parses a DSN and adds heddle's session settings. The error never
 // contains the DSN.
-func pgConfig(src *plan.SQLSource, dsn string) (*pgx.ConnConfig, error) {
+func pgConfig(src *sqlkind.Source, dsn string) (*pgx.ConnConfig, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
 		return nil, diag.New(diag.SQLSourceUnreachable, "sql source %s: the value of dsn_ref is not a PostgreSQL connection string", src.Name)
@@ -77,7 +78,7 @@ func pgConfig(src *plan.SQLSource, dsn string) (*pgx.ConnConfig, error) {
 // openPostgres connects and verifies the role. A server that cannot be
 // reached or refuses the login is SQL_SOURCE_UNREACHABLE; a role that could
 // write is SQL_NOT_READONLY.
-func openPostgres(ctx context.Context, src *plan.SQLSource, cfg *pgx.ConnConfig, verify bool) (*pgEngine, error) {
+func openPostgres(ctx context.Context, src *sqlkind.Source, cfg *pgx.ConnConfig, verify bool) (*pgEngine, error) {
 	db := stdlib.OpenDB(*cfg)
 	db.SetMaxOpenConns(8)
 	db.SetMaxIdleConns(8)
@@ -98,7 +99,7 @@ func openPostgres(ctx context.Context, src *plan.SQLSource, cfg *pgx.ConnConfig,
 }
 
 // verify checks the session and the role; see pgEngine.
-func (e *pgEngine) verify(ctx context.Context, src *plan.SQLSource) error {
+func (e *pgEngine) verify(ctx context.Context, src *sqlkind.Source) error {
 	tx, err := e.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return diag.Wrap(diag.SQLSourceUnreachable, err, "sql source %s: cannot begin a read-only transaction", src.Name)

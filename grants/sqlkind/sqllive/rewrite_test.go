@@ -4,12 +4,12 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/heddlehq/heddle/grants/sqlkind"
 	sqllive "github.com/heddlehq/heddle/grants/sqlkind/sqllive"
-	"github.com/heddlehq/heddle/plan"
 )
 
 func TestRewrite(t *testing.T) {
-	params := []plan.SQLParam{{Name: "a", Type: "string"}, {Name: "b", Type: "integer"}}
+	params := []sqlkind.Param{{Name: "a", Type: "string"}, {Name: "b", Type: "integer"}}
 	tests := []struct {
 		sql                    string
 		positional, numbered   string
@@ -32,7 +32,7 @@ func TestRewrite(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		spec := &plan.SQLStatement{SQL: tt.sql, Params: params}
+		spec := &sqlkind.Statement{SQL: tt.sql, Params: params}
 		for _, numbered := range []bool{false, true} {
 			text, binds, err := sqllive.Rewrite(spec, numbered)
 			wantText, wantBinds := tt.positional, tt.positionalB
@@ -44,7 +44,7 @@ func TestRewrite(t *testing.T) {
 			}
 		}
 	}
-	if _, _, err := sqllive.Rewrite(&plan.SQLStatement{SQL: "SELECT :undeclared"}, true); err == nil {
+	if _, _, err := sqllive.Rewrite(&sqlkind.Statement{SQL: "SELECT :undeclared"}, true); err == nil {
 		t.Error("an undeclared placeholder was accepted")
 	}
 }

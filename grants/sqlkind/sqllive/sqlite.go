@@ -12,10 +12,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/heddlehq/heddle/diag"
-	"github.com/heddlehq/heddle/plan"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/grants/sqlkind"
 )
 
 // sqliteEngine is a SQLite source opened read-only three times over:
@@ -51,7 +52,7 @@ func sqliteDSN(path string, timeoutMS int) string {
 
 // openSQLite opens a source's file. A file that is missing, or is not a
 // database, is SQL_SOURCE_UNREACHABLE.
-func openSQLite(ctx context.Context, src *plan.SQLSource, authorize bool) (*sqliteEngine, error) {
+func openSQLite(ctx context.Context, src *sqlkind.Source, authorize bool) (*sqliteEngine, error) {
 	fi, err := os.Stat(src.Path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

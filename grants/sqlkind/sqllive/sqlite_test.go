@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/heddlehq/heddle/diag"
 	sqllive "github.com/heddlehq/heddle/grants/sqlkind/sqllive"
 	"github.com/heddlehq/heddle/runtime"

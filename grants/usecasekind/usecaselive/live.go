@@ -5,10 +5,8 @@
 // identity (heddle.Caller) arrives in the operation as the toolset received
 // it, after policy has been decided on it.
 //
-// An application imports this package for its side effect, next to the
-// packages that register its operations:
-//
-//	import _ "github.com/heddlehq/heddle/grants/usecasekind/usecaselive"
+// The built-in set (package builtin) pairs it with the config half; an
+// application that links builtin has it.
 //
 // The source of every usecase grant is named "usecase": a use case keeps its
 // key as its tool name (dots made _) unless another source offers the same
@@ -36,40 +34,41 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/grants/usecasekind"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/usecase"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-func init() { runtime.RegisterKind(Kind, kind{}) }
-
-// Kind is the grant kind this package serves, and the name and prefix of
+// KindName is the grant kind this package serves, and the name and prefix of
 // every usecase source.
-const Kind = "usecase"
+const KindName = "usecase"
 
 // noTransport is the transport timeout of a use case: there is no
 // transport, so the call is bounded by the supervisor's tool_timeout_ms
 // alone (a longer timeout than the caller's deadline adds no timer).
 const noTransport = 365 * 24 * time.Hour
 
-type kind struct{}
+// Kind is the live half of the usecase kind.
+type Kind struct{}
 
 // Open checks that every key the plan grants is registered in this build (a
 // plan compiled by another build may name one this binary lacks); a missing
 // one is USECASE_UNKNOWN and aborts start-up. There is nothing to connect.
-func (kind) Open(_ context.Context, env runtime.KindEnv) (runtime.Instance, []*runtime.Failure, error) {
+func (Kind) Open(_ context.Context, env runtime.KindEnv) (runtime.Instance, []*runtime.Failure, error) {
 	var errs []error
 	for _, name := range sortedAgents(env.Plan) {
 		a := env.Plan.Agents[name]
 		for _, g := range a.Grants {
-			if g.Kind != Kind {
+			if g.Kind != KindName {
 				continue
 			}
-			spec, ok := g.Spec.(*plan.UsecaseGrant)
+			spec, ok := g.Spec.(*usecasekind.Grant)
 			if !ok {
-				errs = append(errs, fmt.Errorf("agent %s: usecase grant has spec %T, want *plan.UsecaseGrant", name, g.Spec))
+				errs = append(errs, fmt.Errorf("agent %s: usecase grant has spec %T, want *usecasekind.Grant", name, g.Spec))
 				continue
 			}
 			for _, k := range spec.Keys {
@@ -96,9 +95,9 @@ type instance struct {
 
 // Source returns one grant's tools: one per key, in the grant's order.
 func (i *instance) Source(agent *plan.Agent, g plan.Grant) (runtime.Source, error) {
-	spec, ok := g.Spec.(*plan.UsecaseGrant)
+	spec, ok := g.Spec.(*usecasekind.Grant)
 	if !ok {
-		return nil, fmt.Errorf("agent %s: usecase grant has spec %T, want *plan.UsecaseGrant", agent.Name, g.Spec)
+		return nil, fmt.Errorf("agent %s: usecase grant has spec %T, want *usecasekind.Grant", agent.Name, g.Spec)
 	}
 	s := &source{agent: agent.Name, log: i.log, ops: make(map[string]*usecase.Operation, len(spec.Keys))}
 	for _, k := range spec.Keys {
@@ -110,9 +109,46 @@ func (i *instance) Source(agent *plan.Agent, g plan.Grant) (runtime.Source, erro
 			return nil, diag.New(diag.UsecaseUnknown, "agent %s: use case %q is not registered in this build", agent.Name, k)
 		}
 		s.ops[k] = op
-		s.tools = append(s.tools, op.Tool())
+		s.tools = append(s.tools, toolOf(op))
 	}
 	return s, nil
+}
+
+// toolOf returns op as an MCP tool definition: named after its key, with
+// its description, input and output schemas and annotations. The schemas
+// are the operation's own, shared and never modified.
+func toolOf(op *usecase.Operation) *mcp.Tool {
+	a := op.Annotations()
+	t := &mcp.Tool{
+		Name:        op.Key(),
+		Description: op.Description(),
+		InputSchema: op.InputSchema(),
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: a.ReadOnly, DestructiveHint: a.Destructive, IdempotentHint: a.Idempotent},
+	}
+	// OutputSchema is an interface: a nil *jsonschema.Schema in it would
+	// not be nil, and Call tells structured outputs by it.
+	if out := op.OutputSchema(); out != nil {
+		t.OutputSchema = out
+	}
+	return t
+}
+
+// MCPUses returns the MCP servers the registered operations reach directly
+// (usecase.WithMCP), as runtime.Options.MCPUses wants them: one entry per
+// server and filter, sorted by server. An application that embeds heddle
+// passes it when it opens the runtime:
+//
+//	rt, err := runtime.Open(ctx, p, runtime.Options{MCPUses: usecaselive.MCPUses()})
+func MCPUses() []runtime.MCPUse {
+	uses := usecase.MCPUses()
+	if len(uses) == 0 {
+		return nil
+	}
+	out := make([]runtime.MCPUse, len(uses))
+	for i, u := range uses {
+		out[i] = runtime.MCPUse{Server: u.Server, Include: u.Include}
+	}
+	return out
 }
 
 // Status reports nothing: use cases run in the worker and have no
@@ -131,9 +167,9 @@ type source struct {
 	ops   map[string]*usecase.Operation
 }
 
-func (*source) Kind() string   { return Kind }
-func (*source) Name() string   { return Kind }
-func (*source) Prefix() string { return Kind }
+func (*source) Kind() string   { return KindName }
+func (*source) Name() string   { return KindName }
+func (*source) Prefix() string { return KindName }
 
 // Tools returns the grant's tools; they never change.
 func (s *source) Tools(context.Context) ([]*mcp.Tool, uint64, error) { return s.tools, 1, nil }
@@ -200,7 +236,7 @@ func errorResult(msg string) *mcp.CallToolResult {
 func sortedAgents(p *plan.Plan) []string { return slices.Sorted(maps.Keys(p.Agents)) }
 
 var (
-	_ runtime.Kind     = kind{}
+	_ runtime.Kind     = Kind{}
 	_ runtime.Instance = (*instance)(nil)
 	_ runtime.Source   = (*source)(nil)
 )

@@ -11,16 +11,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.uber.org/goleak"
+
 	"github.com/heddlehq/heddle"
+	_ "github.com/heddlehq/heddle/builtin" // the built-in kinds, both halves
 	"github.com/heddlehq/heddle/diag"
-	_ "github.com/heddlehq/heddle/grants/usecasekind/usecaselive"
+	"github.com/heddlehq/heddle/grants/mcpkind"
+	"github.com/heddlehq/heddle/grants/usecasekind"
 	"github.com/heddlehq/heddle/internal/plantest"
 	"github.com/heddlehq/heddle/internal/testmcp"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/usecase"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -175,7 +178,7 @@ func TestNamesClashAcrossKinds(t *testing.T) {
 			_ = ss.Close()
 		}
 	})
-	dial := func(*plan.Server) mcp.Transport {
+	dial := func(*mcpkind.Server) mcp.Transport {
 		st, ct := mcp.NewInMemoryTransports()
 		ss, err := srv.Connect(context.Background(), st, nil)
 		if err != nil {
@@ -274,9 +277,9 @@ func TestAnnotationsDrivePolicy(t *testing.T) {
 func TestUnregisteredKeyFailsOpen(t *testing.T) {
 	p := &plan.Plan{
 		Startup: plan.Startup{TimeoutMS: 1000, RemoteClients: "required"},
-		Servers: map[string]*plan.Server{},
+		Parts:   []plan.Part{mcpkind.PlanPart(mcpkind.Servers{})},
 		Agents: map[string]*plan.Agent{"a": {Name: "a", Policies: plan.Policies{ToolTimeoutMS: 1000, Approval: "ask"},
-			Grants: []plan.Grant{{Kind: "usecase", Spec: &plan.UsecaseGrant{Keys: []string{"t.whoami", "nobody.registered"}}}}}},
+			Grants: []plan.Grant{{Kind: "usecase", Spec: &usecasekind.Grant{Keys: []string{"t.whoami", "nobody.registered"}}}}}},
 	}
 	rt, err := runtime.Open(context.Background(), p, runtime.Options{})
 	if err == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/heddlehq/heddle/grants/usecasekind"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/usecase"
@@ -29,7 +30,7 @@ func init() {
 // policy, validation, deadlines) around it.
 func BenchmarkSourceCall(b *testing.B) {
 	inst := &instance{log: nil}
-	src, err := inst.Source(&plan.Agent{Name: "a"}, plan.Grant{Kind: Kind, Spec: &plan.UsecaseGrant{Keys: []string{"layer.get"}}})
+	src, err := inst.Source(&plan.Agent{Name: "a"}, plan.Grant{Kind: KindName, Spec: &usecasekind.Grant{Keys: []string{"layer.get"}}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,0 +1,105 @@
+// Package builtin is heddle's set of built-in capability kinds — mcp,
+// usecase, sql and a2a — with both halves of each: the config half the
+// compiler checks grants with, and the live half the runtime opens. Linking
+// this package installs the set as the default of both (grants.Default and
+// runtime.DefaultKinds), so that a configuration `heddle check` accepts is
+// one the runtime can open: no kind is ever half there.
+//
+// An application adds a kind of its own by passing a larger set to both
+// sides:
+//
+//	set := builtin.Default().With(builtin.Kind{Config: ticketkind.Kind{}, Live: ticketlive.Kind{}})
+//	p, ds := compile.Compile(compile.Input{Config: cfg, Kinds: set.Grants()})
+//	rt, err := runtime.Open(ctx, p, runtime.Options{Kinds: set.Runtime()})
+//
+// or, for the heddle command with its own kinds, heddlecmd.Options.Kinds.
+package builtin
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/heddlehq/heddle/grants"
+	"github.com/heddlehq/heddle/grants/a2akind"
+	"github.com/heddlehq/heddle/grants/a2akind/a2alive"
+	"github.com/heddlehq/heddle/grants/mcpkind"
+	"github.com/heddlehq/heddle/grants/sqlkind"
+	"github.com/heddlehq/heddle/grants/sqlkind/sqllive"
+	"github.com/heddlehq/heddle/grants/usecasekind"
+	"github.com/heddlehq/heddle/grants/usecasekind/usecaselive"
+	"github.com/heddlehq/heddle/runtime"
+)
+
+// kinds is the one list of built-in kinds, in the order their parts appear
+// in a plan. The live half of mcp is the runtime's own.
+var kinds = []Kind{
+	{Config: mcpkind.Kind{}},
+	{Config: usecasekind.Kind{}, Live: usecaselive.Kind{}},
+	{Config: sqlkind.Kind{}, Live: sqllive.Kind{}},
+	{Config: a2akind.Kind{}, Live: a2alive.Kind{}},
+}
+
+func init() {
+	d := Default()
+	grants.SetDefault(d.Grants())
+	runtime.SetDefaultKinds(d.Runtime())
+}
+
+// Kind is both halves of one capability kind.
+type Kind struct {
+	// Config is the config half: it owns the kind's ai.<section>, checks
+	// grants and contributes the kind's part of the plan.
+	Config grants.Kind
+	// Live is the live half the runtime opens. Only mcp, whose live half is
+	// the runtime's own, has none.
+	Live runtime.Kind
+}
+
+// Set is a set of kinds, both halves of each. A Set is immutable and safe
+// for concurrent use; With returns a new one.
+type Set struct {
+	kinds []Kind
+}
+
+// Default returns the built-in kinds.
+func Default() *Set { return New(kinds...) }
+
+// New returns a set of the given kinds, in order. It panics when a kind
+// other than mcp lacks its live half, or two kinds share a name or a
+// section: programming errors, found at start.
+func New(ks ...Kind) *Set {
+	for _, k := range ks {
+		if k.Config == nil {
+			panic("builtin: a kind without its config half")
+		}
+		if k.Live == nil && k.Config.Name() != "mcp" {
+			panic(fmt.Sprintf("builtin: kind %q without its live half", k.Config.Name()))
+		}
+	}
+	s := &Set{kinds: slices.Clone(ks)}
+	s.Grants() // checks names and sections
+	return s
+}
+
+// With returns a set holding s's kinds followed by ks.
+func (s *Set) With(ks ...Kind) *Set { return New(append(slices.Clone(s.kinds), ks...)...) }
+
+// Grants returns the config halves, for compile.Input.Kinds.
+func (s *Set) Grants() *grants.Set {
+	cfg := make([]grants.Kind, len(s.kinds))
+	for i, k := range s.kinds {
+		cfg[i] = k.Config
+	}
+	return grants.NewSet(cfg...)
+}
+
+// Runtime returns the live halves, for runtime.Options.Kinds.
+func (s *Set) Runtime() *runtime.KindSet {
+	live := map[string]runtime.Kind{}
+	for _, k := range s.kinds {
+		if k.Live != nil {
+			live[k.Config.Name()] = k.Live
+		}
+	}
+	return runtime.NewKindSet(live)
+}
