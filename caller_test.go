@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/heddlehq/heddle"
-	"github.com/heddlehq/heddle/runtime"
 )
 
 func ExampleWithCaller() {
@@ -18,8 +17,11 @@ func ExampleWithCaller() {
 	// …and deep inside a use case the agent called on alice's behalf:
 	who := heddle.Caller(ctx)
 	fmt.Println(who.Subject, who.Roles, who.Claims["tenant"])
-	// The runtime reads the same value: it is one identity, not a copy.
-	fmt.Println(runtime.CallerFrom(ctx).Subject)
+	// A context derived from it carries the same identity: the runtime,
+	// policy and the use case all read this one value.
+	child, cancel := context.WithCancel(ctx)
+	defer cancel()
+	fmt.Println(heddle.Caller(child).Subject)
 	// A context without one is anonymous.
 	fmt.Printf("%q\n", heddle.Caller(context.Background()).Subject)
 	// Output:

@@ -15,11 +15,11 @@ import (
 	"syscall"
 	"text/tabwriter"
 
+	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/grants/usecasekind/usecaselive"
 	"github.com/heddlehq/heddle/plan"
-	"github.com/heddlehq/heddle/policy"
 	"github.com/heddlehq/heddle/runtime"
-	"github.com/heddlehq/heddle/usecase"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -90,7 +90,7 @@ func (e *env) open(ctx context.Context, rf *runFlags, log *slog.Logger, approve 
 			return nil, ExitFail
 		}
 	}
-	opts := runtime.Options{Logger: log, ClientName: "heddle", ClientVersion: Version, MCPUses: mcpUses(), OnCall: e.onCall}
+	opts := runtime.Options{Logger: log, ClientName: "heddle", ClientVersion: Version, MCPUses: usecaselive.MCPUses(), OnCall: e.onCall}
 	if e.flags != nil {
 		e.flags.Visit(func(f *flag.Flag) { rf.lockSet = rf.lockSet || f.Name == "lock" })
 	}
@@ -228,7 +228,7 @@ func (e *env) call(args []string) int {
 	if err := json.Unmarshal([]byte(argJSON), &callArgs); err != nil {
 		return e.usageError(fmt.Errorf("--args must be a JSON object: %v", err))
 	}
-	caller := policy.Caller{Subject: as, Roles: roles}
+	caller := heddle.Identity{Subject: as, Roles: roles}
 	for _, c := range claims {
 		k, v, ok := strings.Cut(c, "=")
 		if !ok || k == "" {
@@ -255,7 +255,7 @@ func (e *env) call(args []string) int {
 		e.printFailure(err)
 		return ExitFail
 	}
-	res, err := ts.Call(runtime.WithCaller(ctx, caller), pos[1], callArgs)
+	res, err := ts.Call(heddle.WithCaller(ctx, caller), pos[1], callArgs)
 	if err != nil {
 		e.printFailure(err)
 		return ExitFail
@@ -354,9 +354,6 @@ func (e *env) health(args []string) int {
 	}
 	return ExitOK
 }
-
-// mcpUses returns the servers this build's use cases reach directly.
-func mcpUses() []runtime.MCPUse { return usecase.MCPUses() }
 
 func (e *env) lock(args []string) int {
 	var rf runFlags

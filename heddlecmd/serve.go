@@ -15,10 +15,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/health"
 	"github.com/heddlehq/heddle/metrics"
-	"github.com/heddlehq/heddle/policy"
 	"github.com/heddlehq/heddle/runtime"
 )
 
@@ -134,7 +134,7 @@ func Handler(rt *runtime.Runtime, m *metrics.Metrics) http.Handler {
 				return
 			}
 		}
-		res, err := ts.Call(runtime.WithCaller(r.Context(), callerFromHeaders(r.Header)), r.PathValue("tool"), args)
+		res, err := ts.Call(heddle.WithCaller(r.Context(), callerFromHeaders(r.Header)), r.PathValue("tool"), args)
 		if err != nil {
 			status := http.StatusInternalServerError
 			if diag.Has(err, diag.ToolTimeout) {
@@ -148,8 +148,8 @@ func Handler(rt *runtime.Runtime, m *metrics.Metrics) http.Handler {
 	return mux
 }
 
-func callerFromHeaders(h http.Header) policy.Caller {
-	c := policy.Caller{Subject: h.Get("X-Heddle-Subject")}
+func callerFromHeaders(h http.Header) heddle.Identity {
+	c := heddle.Identity{Subject: h.Get("X-Heddle-Subject")}
 	for _, r := range strings.Split(h.Get("X-Heddle-Roles"), ",") {
 		if r = strings.TrimSpace(r); r != "" {
 			c.Roles = append(c.Roles, r)

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 )
@@ -26,9 +27,9 @@ var (
 	deleteUser  = Tool{Name: "delete_user", OriginalName: "delete_user", Server: "users", Kind: "mcp", Destructive: true}
 	restart     = Tool{Name: "restart_service", OriginalName: "restart_service", Server: "ops", Kind: "mcp", Destructive: true}
 	search      = Tool{Name: "search", OriginalName: "search", Server: "runbooks", Kind: "mcp", ReadOnly: true, Idempotent: true}
-	sre         = Caller{Subject: "alice", Roles: []string{"oncall", "sre"}, Claims: map[string]string{"team": "platform"}}
-	dev         = Caller{Subject: "bob", Roles: []string{"dev"}, Claims: map[string]string{"team": "payments"}}
-	anonymous   = Caller{}
+	sre         = heddle.Identity{Subject: "alice", Roles: []string{"oncall", "sre"}, Claims: map[string]string{"team": "platform"}}
+	dev         = heddle.Identity{Subject: "bob", Roles: []string{"dev"}, Claims: map[string]string{"team": "payments"}}
+	anonymous   = heddle.Identity{}
 	designRules = []config.Rule{
 		{When: `tool.destructive && !("sre" in caller.roles)`, Effect: "deny"},
 		{When: `tool.server == "runbooks" && args.limit > 100`, Effect: "ask"},
@@ -167,7 +168,7 @@ func TestDecideCostLimit(t *testing.T) {
 	for i := range roles {
 		roles[i] = fmt.Sprint("role", i)
 	}
-	d := s.Decide(context.Background(), Input{Tool: search, Caller: Caller{Roles: roles}})
+	d := s.Decide(context.Background(), Input{Tool: search, Caller: heddle.Identity{Roles: roles}})
 	if d.Effect != Deny || d.Rule != 0 || d.Cause == nil {
 		t.Errorf("Decide = %v (rule %d, cause %v); want a fail-closed deny by rule 0", d.Effect, d.Rule, d.Cause)
 	}
@@ -180,7 +181,7 @@ func TestDecideContextDone(t *testing.T) {
 	roles := make([]string, 10*interruptEvery)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	d := s.Decide(ctx, Input{Tool: search, Caller: Caller{Roles: roles}})
+	d := s.Decide(ctx, Input{Tool: search, Caller: heddle.Identity{Roles: roles}})
 	if d.Effect != Deny || d.Rule != 0 || !errors.Is(d.Cause, context.Canceled) {
 		t.Errorf("Decide = %v (rule %d, cause %v); want a deny caused by context.Canceled", d.Effect, d.Rule, d.Cause)
 	}

@@ -20,7 +20,7 @@
 //	}
 //	d := set.Decide(ctx, policy.Input{
 //		Tool:   policy.Tool{Name: "restart_service", Server: "runbooks", Kind: "mcp", Destructive: true},
-//		Caller: policy.Caller{Subject: "alice", Roles: []string{"oncall"}},
+//		Caller: heddle.Identity{Subject: "alice", Roles: []string{"oncall"}},
 //		Args:   map[string]any{"service": "api"},
 //	})
 //	if err := d.Err(); err != nil {
@@ -34,7 +34,7 @@
 //
 //	tool    name, original_name, server, kind (mcp|usecase|sql|a2a),
 //	        destructive, read_only, idempotent          (see [Tool])
-//	caller  subject, roles (list of string), claims (map of string to string)  (see [Caller])
+//	caller  subject, roles (list of string), claims (map of string to string)  (see [heddle.Identity])
 //	args    the call's arguments, a map of string to dyn
 //
 // Rules are type-checked when they are compiled: caller.rolez, tool.name == 1

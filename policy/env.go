@@ -8,6 +8,7 @@ import (
 	"cel.dev/cel-go/common/cost"
 	"cel.dev/cel-go/ext"
 	"cel.dev/cel-go/interpreter"
+	"github.com/heddlehq/heddle"
 )
 
 // Limits on rules. They are constants rather than settings: a rule that needs
@@ -32,7 +33,7 @@ const (
 // celEnv is the one environment every rule is checked in. Building it costs
 // far more than checking a rule, and a cel.Env is safe for concurrent use.
 var celEnv = sync.OnceValue(func() *cel.Env {
-	toolT, callerT := reflect.TypeFor[Tool](), reflect.TypeFor[Caller]()
+	toolT, callerT := reflect.TypeFor[Tool](), reflect.TypeFor[heddle.Identity]()
 	env, err := cel.NewEnv(
 		// Native types give field-level checking: caller.rolez is a
 		// compile error, not a runtime "no such key".

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/policy"
 )
@@ -27,11 +28,11 @@ func Example() {
 	search := policy.Tool{Name: "search", Server: "runbooks", Kind: "mcp", ReadOnly: true}
 	ctx := context.Background()
 	for _, in := range []policy.Input{
-		{Tool: restart, Caller: policy.Caller{Subject: "alice", Roles: []string{"sre"}}},
-		{Tool: restart, Caller: policy.Caller{Subject: "bob", Roles: []string{"dev"}}},
-		{Tool: search, Caller: policy.Caller{Subject: "bob"}, Args: map[string]any{"limit": 500}},
-		{Tool: search, Caller: policy.Caller{Subject: "bob"}},
-		{Tool: policy.Tool{Name: "delete_user", Destructive: true}, Caller: policy.Caller{Subject: "alice", Roles: []string{"sre"}}},
+		{Tool: restart, Caller: heddle.Identity{Subject: "alice", Roles: []string{"sre"}}},
+		{Tool: restart, Caller: heddle.Identity{Subject: "bob", Roles: []string{"dev"}}},
+		{Tool: search, Caller: heddle.Identity{Subject: "bob"}, Args: map[string]any{"limit": 500}},
+		{Tool: search, Caller: heddle.Identity{Subject: "bob"}},
+		{Tool: policy.Tool{Name: "delete_user", Destructive: true}, Caller: heddle.Identity{Subject: "alice", Roles: []string{"sre"}}},
 	} {
 		d := set.Decide(ctx, in)
 		fmt.Printf("%s as %s: %s (%s)\n", in.Tool.Name, in.Caller.Subject, d.Effect, d.Reason)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 )
@@ -39,7 +40,7 @@ func FuzzCompile(f *testing.F) {
 
 	in := Input{
 		Tool:   Tool{Name: "search", OriginalName: "search", Server: "runbooks", Kind: "mcp", ReadOnly: true},
-		Caller: Caller{Subject: "alice", Roles: []string{"sre", "oncall"}, Claims: map[string]string{"team": "platform"}},
+		Caller: heddle.Identity{Subject: "alice", Roles: []string{"sre", "oncall"}, Claims: map[string]string{"team": "platform"}},
 		Args:   map[string]any{"limit": 500.0, "query": "q", "sql": "select 1", "nested": map[string]any{"a": []any{1.0, "x"}}},
 	}
 	f.Fuzz(func(t *testing.T, when, effect string) {

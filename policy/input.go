@@ -1,5 +1,7 @@
 package policy
 
+import "github.com/heddlehq/heddle"
+
 // Tool describes the tool being called, as rules see it through the CEL
 // variable `tool`. The cel tags are the field names rules use.
 type Tool struct {
@@ -25,25 +27,15 @@ type Tool struct {
 	Idempotent bool `cel:"idempotent"`
 }
 
-// Caller is who a call is made for, as rules see it through the CEL
-// variable `caller`. The zero Caller is anonymous: no subject, no roles and
-// no claims, so a rule such as `"sre" in caller.roles` is false for it.
-type Caller struct {
-	// Subject identifies the caller, for example a token's "sub" claim or
-	// the --as flag of `heddle call`.
-	Subject string `cel:"subject"`
-	// Roles are the caller's roles, for example ["sre", "oncall"].
-	Roles []string `cel:"roles"`
-	// Claims are further string-valued facts about the caller, for example
-	// a token's claims ("team": "payments").
-	Claims map[string]string `cel:"claims"`
-}
-
 // Input is everything a decision is made on. Decide reads it and never
 // changes it; its maps and slices must not change while Decide runs.
 type Input struct {
-	Tool   Tool
-	Caller Caller
+	Tool Tool
+	// Caller is who the call is made for, as rules see it through the CEL
+	// variable `caller` (caller.subject, caller.roles, caller.claims). The
+	// zero Identity is anonymous, so a rule such as `"sre" in caller.roles`
+	// is false for it.
+	Caller heddle.Identity
 	// Args are the call's arguments as decoded from JSON (numbers are
 	// float64; CEL compares them with ints as numbers, so
 	// `args.limit > 100` works). Nil means no arguments.

@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/internal/testmcp"
-	"github.com/heddlehq/heddle/policy"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -317,8 +317,8 @@ ai:
 // caller, and denied_tools.
 func TestApprovalAndPolicy(t *testing.T) {
 	t.Parallel()
-	sre := policy.Caller{Subject: "alice", Roles: []string{"sre"}}
-	dev := policy.Caller{Subject: "bob", Roles: []string{"dev"}}
+	sre := heddle.Identity{Subject: "alice", Roles: []string{"sre"}}
+	dev := heddle.Identity{Subject: "bob", Roles: []string{"dev"}}
 	approve := func(ok bool) runtime.Approver {
 		return func(_ context.Context, req runtime.ApprovalRequest) (bool, error) {
 			if req.Agent != "x" || req.Tool.Name != "add_tool" || !req.Tool.Destructive || req.Args["name"] == nil {
@@ -331,7 +331,7 @@ func TestApprovalAndPolicy(t *testing.T) {
 		name     string
 		policies string
 		approver runtime.Approver
-		caller   policy.Caller
+		caller   heddle.Identity
 		want     diag.Code // "" means it runs
 	}{
 		{"deny", `{approval: deny}`, nil, sre, diag.ToolDenied},
@@ -342,7 +342,7 @@ func TestApprovalAndPolicy(t *testing.T) {
 		{"allow", `{approval: allow}`, nil, dev, ""},
 		{"rule-deny/sre", `{approval: allow, rules: [{when: 'tool.destructive && !("sre" in caller.roles)', effect: deny}]}`, nil, sre, ""},
 		{"rule-deny/dev", `{approval: allow, rules: [{when: 'tool.destructive && !("sre" in caller.roles)', effect: deny}]}`, nil, dev, diag.ToolDenied},
-		{"rule-deny/anonymous", `{approval: allow, rules: [{when: 'tool.destructive && !("sre" in caller.roles)', effect: deny}]}`, nil, policy.Caller{}, diag.ToolDenied},
+		{"rule-deny/anonymous", `{approval: allow, rules: [{when: 'tool.destructive && !("sre" in caller.roles)', effect: deny}]}`, nil, heddle.Identity{}, diag.ToolDenied},
 		{"rule-allow/sre", `{approval: deny, rules: [{when: '"sre" in caller.roles', effect: allow}]}`, nil, sre, ""},
 		{"rule-allow/dev", `{approval: deny, rules: [{when: '"sre" in caller.roles', effect: allow}]}`, nil, dev, diag.ToolDenied},
 		{"denied-tools", `{approval: allow, denied_tools: ["add_*"]}`, nil, sre, diag.ToolDenied},
@@ -358,7 +358,7 @@ ai:
 `, map[string]string{"x": "capabilities: [{kind: mcp, server: a}]\npolicies: " + tc.policies + "\n"},
 				runtime.Options{Approver: tc.approver})
 			ts := toolsetOf(t, rt, "x")
-			ctx := runtime.WithCaller(context.Background(), tc.caller)
+			ctx := heddle.WithCaller(context.Background(), tc.caller)
 			res, err := ts.Call(ctx, "add_tool", map[string]any{"name": "made"})
 			if err != nil {
 				t.Fatalf("add_tool: %v", err)

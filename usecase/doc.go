@@ -63,11 +63,11 @@
 //		"github.com/heddlehq/heddle"
 //		"github.com/heddlehq/heddle/compile"
 //		"github.com/heddlehq/heddle/config"
+//		"github.com/heddlehq/heddle/grants/usecasekind/usecaselive" // the live half of kind: usecase
 //		"github.com/heddlehq/heddle/runtime"
 //		"github.com/heddlehq/heddle/usecase"
 //
-//		_ "github.com/heddlehq/heddle/grants/usecasekind/usecaselive" // the live half of kind: usecase
-//		_ "example.com/app/incidents"                      // registers incidents.*
+//		_ "example.com/app/incidents" // registers incidents.*
 //	)
 //
 //	cfg, ds := config.Load(config.Options{Environ: os.Environ()})
@@ -75,7 +75,7 @@
 //	if ds = append(ds, cds...); ds.HasErrors() {
 //		return ds.Err()
 //	}
-//	rt, err := runtime.Open(ctx, p, runtime.Options{MCPUses: usecase.MCPUses()})
+//	rt, err := runtime.Open(ctx, p, runtime.Options{MCPUses: usecaselive.MCPUses()})
 //	if err != nil {
 //		return err
 //	}
@@ -104,10 +104,11 @@
 // # Reaching an MCP server directly
 //
 // An operation that itself calls someone else's MCP server declares it with
-// WithMCP. The application passes MCPUses to runtime.Options.MCPUses, so the
-// runtime opens that server at start-up (sharing the one client agents use),
-// checks the include filter against the tools it really offers, and reports
-// it in health. The operation reaches it through a handle the application
+// WithMCP. The application passes usecaselive.MCPUses() — the registered
+// operations' MCPUses in the runtime's type — to runtime.Options.MCPUses,
+// so the runtime opens that server at start-up (sharing the one client
+// agents use), checks the include filter against the tools it really
+// offers, and reports it in health. The operation reaches it through a handle the application
 // takes once after Open:
 //
 //	usecase.Register("incidents.suggest_runbook", suggest,
@@ -123,4 +124,14 @@
 // the model reads — so the message must be fit for it. An error carrying a
 // diag code (diag.New(diag.ToolDenied, …)) becomes a refusal with that code.
 // A panic is recovered into an isError result and logged.
+//
+// # Dependencies
+//
+// The package that registers an application's operations imports this one
+// and nothing of the runtime: usecase depends on the standard library,
+// github.com/google/jsonschema-go and heddle's diag alone — no gRPC, plugin
+// host, CEL, SQL driver or MCP SDK — so a package of operations stays light
+// to build and to test. Annotations and MCPUse are its own small types; the
+// usecase kind's live half (grants/usecasekind/usecaselive) turns them into
+// MCP tool definitions and runtime options.
 package usecase

@@ -27,8 +27,7 @@ func ExampleRegister() {
 	// What the toolset does with a granted key: offer the tool, and invoke
 	// the operation on the caller's context.
 	op, _ := usecase.Lookup("example.get_incident")
-	tool := op.Tool()
-	fmt.Println(tool.Name, tool.Annotations.ReadOnlyHint)
+	fmt.Println(op.Key(), op.Annotations().ReadOnly)
 	ctx := heddle.WithCaller(context.Background(), heddle.Identity{Subject: "alice", Claims: map[string]string{"tenant": "acme"}})
 	out, err := op.Invoke(ctx, map[string]any{"id": "INC-1"})
 	fmt.Printf("%+v %v\n", out, err)

@@ -1,11 +1,6 @@
 package usecase
 
-import (
-	"errors"
-
-	"github.com/heddlehq/heddle/runtime"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-)
+import "errors"
 
 // Option configures an operation at Register.
 type Option func(*config)
@@ -16,7 +11,7 @@ type config struct {
 	destructive bool
 	additive    bool
 	idempotent  bool
-	mcp         []runtime.MCPUse
+	mcp         []MCPUse
 }
 
 // Description sets the tool description the model reads: what the operation
@@ -51,12 +46,21 @@ func Idempotent() Option {
 	return func(c *config) { c.idempotent = true }
 }
 
+// MCPUse is one MCP server an operation reaches directly, declared with
+// WithMCP: the server's name in api.yaml, and the globs its tools must
+// match (none: every tool).
+type MCPUse struct {
+	Server  string
+	Include []string
+}
+
 // WithMCP declares that the operation reaches an MCP server directly, limited
 // to the tools matching include (none: every tool). The runtime opens such
-// servers when the application passes MCPUses to runtime.Options.MCPUses.
+// servers when the application passes usecaselive.MCPUses() to
+// runtime.Options.MCPUses.
 func WithMCP(server string, include ...string) Option {
 	return func(c *config) {
-		c.mcp = append(c.mcp, runtime.MCPUse{Server: server, Include: append([]string(nil), include...)})
+		c.mcp = append(c.mcp, MCPUse{Server: server, Include: append([]string(nil), include...)})
 	}
 }
 
@@ -78,18 +82,18 @@ func (c *config) check() error {
 	return nil
 }
 
-// annotations maps the options to MCP's: a destructive operation sets
-// destructiveHint: true, an additive one false; one marked neither read-only
-// nor additive keeps the protocol's default, destructive.
-func (c *config) annotations() mcp.ToolAnnotations {
-	a := mcp.ToolAnnotations{ReadOnlyHint: c.readOnly, IdempotentHint: c.idempotent}
+// annotations maps the options to the hints: a destructive operation sets
+// Destructive to true, an additive one to false; one marked neither
+// read-only nor additive leaves it unset, which MCP takes as destructive.
+func (c *config) annotations() Annotations {
+	a := Annotations{ReadOnly: c.readOnly, Idempotent: c.idempotent}
 	switch {
 	case c.destructive:
 		t := true
-		a.DestructiveHint = &t
+		a.Destructive = &t
 	case c.additive:
 		f := false
-		a.DestructiveHint = &f
+		a.Destructive = &f
 	}
 	return a
 }

@@ -10,8 +10,6 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/heddlehq/heddle/diag"
-	"github.com/heddlehq/heddle/runtime"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Operation is one registered use case. It is immutable once registered and
@@ -19,10 +17,10 @@ import (
 type Operation struct {
 	key         string
 	description string
-	annotations mcp.ToolAnnotations
+	annotations Annotations
 	input       *jsonschema.Schema
 	output      *jsonschema.Schema // nil when Out is not an object
-	mcpUses     []runtime.MCPUse
+	mcpUses     []MCPUse
 	invoke      func(ctx context.Context, args map[string]any) (any, error)
 }
 
@@ -32,27 +30,32 @@ func (o *Operation) Key() string { return o.key }
 // Description returns the operation's description.
 func (o *Operation) Description() string { return o.description }
 
-// Tool returns the operation as an MCP tool definition: named after its key,
-// with its description, input and output schemas and annotations. Each call
-// returns a new value; the schemas are shared and must not be modified.
-func (o *Operation) Tool() *mcp.Tool {
-	ann := o.annotations
-	if ann.DestructiveHint != nil {
-		d := *ann.DestructiveHint
-		ann.DestructiveHint = &d
+// InputSchema returns the JSON Schema of the operation's arguments, derived
+// from its In type: always an object. It is shared and must not be
+// modified.
+func (o *Operation) InputSchema() *jsonschema.Schema { return o.input }
+
+// OutputSchema returns the JSON Schema of the operation's output, derived
+// from its Out type, when that is an object; otherwise nil (the output is
+// returned as text only). It is shared and must not be modified.
+func (o *Operation) OutputSchema() *jsonschema.Schema { return o.output }
+
+// Annotations returns what the operation's options say about its effects.
+// Each call returns a new value.
+func (o *Operation) Annotations() Annotations {
+	a := o.annotations
+	if a.Destructive != nil {
+		d := *a.Destructive
+		a.Destructive = &d
 	}
-	t := &mcp.Tool{Name: o.key, Description: o.description, InputSchema: o.input, Annotations: &ann}
-	if o.output != nil {
-		t.OutputSchema = o.output
-	}
-	return t
+	return a
 }
 
 // MCPUses returns the MCP servers the operation reaches directly (WithMCP).
-func (o *Operation) MCPUses() []runtime.MCPUse {
-	out := make([]runtime.MCPUse, len(o.mcpUses))
+func (o *Operation) MCPUses() []MCPUse {
+	out := make([]MCPUse, len(o.mcpUses))
 	for i, u := range o.mcpUses {
-		out[i] = runtime.MCPUse{Server: u.Server, Include: slices.Clone(u.Include)}
+		out[i] = MCPUse{Server: u.Server, Include: slices.Clone(u.Include)}
 	}
 	return out
 }
@@ -164,12 +167,13 @@ func Keys() []string {
 }
 
 // MCPUses returns the MCP servers registered operations reach directly
-// (WithMCP), for runtime.Options.MCPUses: one entry per server and filter,
-// sorted by server.
-func MCPUses() []runtime.MCPUse {
+// (WithMCP): one entry per server and filter, sorted by server. An
+// application passes them to the runtime as usecaselive.MCPUses() (package
+// grants/usecasekind/usecaselive), for runtime.Options.MCPUses.
+func MCPUses() []MCPUse {
 	mu.RLock()
 	defer mu.RUnlock()
-	var out []runtime.MCPUse
+	var out []MCPUse
 	seen := map[string]bool{}
 	for _, key := range slices.Sorted(maps.Keys(ops)) {
 		for _, u := range ops[key].mcpUses {
@@ -178,10 +182,10 @@ func MCPUses() []runtime.MCPUse {
 				continue
 			}
 			seen[id] = true
-			out = append(out, runtime.MCPUse{Server: u.Server, Include: slices.Clone(u.Include)})
+			out = append(out, MCPUse{Server: u.Server, Include: slices.Clone(u.Include)})
 		}
 	}
-	slices.SortStableFunc(out, func(a, b runtime.MCPUse) int { return strings.Compare(a.Server, b.Server) })
+	slices.SortStableFunc(out, func(a, b MCPUse) int { return strings.Compare(a.Server, b.Server) })
 	return out
 }
 

@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/heddlehq/heddle/diag"
-	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/usecase"
 )
 
@@ -42,15 +41,13 @@ func TestRegisterDerivesTheTool(t *testing.T) {
 	if !ok {
 		t.Fatal("ut.lookup is not registered")
 	}
-	tool := op.Tool()
-	if tool.Name != "ut.lookup" || tool.Description != "Look one up" {
-		t.Errorf("tool = %q %q", tool.Name, tool.Description)
+	if op.Key() != "ut.lookup" || op.Description() != "Look one up" {
+		t.Errorf("operation = %q %q", op.Key(), op.Description())
 	}
-	if !tool.Annotations.ReadOnlyHint || tool.Annotations.DestructiveHint != nil {
-		t.Errorf("annotations = %+v", tool.Annotations)
+	if a := op.Annotations(); !a.ReadOnly || a.Destructive != nil || a.Idempotent {
+		t.Errorf("annotations = %+v", a)
 	}
-	in, _ := tool.InputSchema.(interface{ MarshalJSON() ([]byte, error) })
-	raw, err := in.MarshalJSON()
+	raw, err := op.InputSchema().MarshalJSON()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,12 +56,12 @@ func TestRegisterDerivesTheTool(t *testing.T) {
 			t.Errorf("input schema %s lacks %s", raw, want)
 		}
 	}
-	if tool.OutputSchema == nil || !op.StructuredOutput() {
+	if op.OutputSchema() == nil || !op.StructuredOutput() {
 		t.Error("an object output has no output schema")
 	}
 	// A list is not an object: no output schema, text only.
 	list, _ := usecase.Lookup("ut.list")
-	if list.Tool().OutputSchema != nil || list.StructuredOutput() {
+	if list.OutputSchema() != nil || list.StructuredOutput() {
 		t.Error("a list output has an output schema")
 	}
 }
@@ -101,9 +98,19 @@ func TestKeysAndMCPUses(t *testing.T) {
 	if !slices.IsSorted(keys) || !slices.Contains(keys, "ut.lookup") || !slices.Contains(keys, "ut.list") {
 		t.Errorf("Keys() = %v", keys)
 	}
-	want := []runtime.MCPUse{{Server: "catalog"}, {Server: "runbooks", Include: []string{"search_*"}}}
+	want := []usecase.MCPUse{{Server: "catalog"}, {Server: "runbooks", Include: []string{"search_*"}}}
 	if diff := cmp.Diff(want, usecase.MCPUses()); diff != "" {
 		t.Errorf("MCPUses (-want +got):\n%s", diff)
+	}
+	// Operation.MCPUses is the operation's own, in its order, and a copy.
+	op, _ := usecase.Lookup("ut.list")
+	uses := op.MCPUses()
+	if diff := cmp.Diff([]usecase.MCPUse{{Server: "runbooks", Include: []string{"search_*"}}, {Server: "catalog"}}, uses); diff != "" {
+		t.Errorf("Operation.MCPUses (-want +got):\n%s", diff)
+	}
+	uses[0].Include[0] = "changed"
+	if got := op.MCPUses()[0].Include[0]; got != "search_*" {
+		t.Errorf("changing a returned use changed the operation's: %q", got)
 	}
 }
 
@@ -122,9 +129,15 @@ func TestAnnotations(t *testing.T) {
 		key := fmt.Sprintf("ut.annotations.%d", i)
 		usecase.Register(key, lookup, c.opts...)
 		op, _ := usecase.Lookup(key)
-		a := op.Tool().Annotations
-		if a.ReadOnlyHint != c.readOnly || a.IdempotentHint != c.idemp || !cmp.Equal(a.DestructiveHint, c.destructive) {
+		a := op.Annotations()
+		if a.ReadOnly != c.readOnly || a.Idempotent != c.idemp || !cmp.Equal(a.Destructive, c.destructive) {
 			t.Errorf("%s: annotations = %+v", key, a)
+		}
+		if a.Destructive != nil {
+			*a.Destructive = !*a.Destructive
+			if !cmp.Equal(op.Annotations().Destructive, c.destructive) {
+				t.Errorf("%s: changing the returned annotations changed the operation's", key)
+			}
 		}
 	}
 }

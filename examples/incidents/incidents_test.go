@@ -45,10 +45,10 @@ func TestRegistered(t *testing.T) {
 	if !ok1 || !ok2 {
 		t.Fatal("the keys are not registered")
 	}
-	if a := get.Tool().Annotations; !a.ReadOnlyHint {
+	if a := get.Annotations(); !a.ReadOnly {
 		t.Errorf("get_incident annotations %+v", a)
 	}
-	if a := closeOp.Tool().Annotations; a.DestructiveHint == nil || !*a.DestructiveHint {
+	if a := closeOp.Annotations(); a.Destructive == nil || !*a.Destructive {
 		t.Errorf("close_incident annotations %+v", a)
 	}
 }

@@ -1,0 +1,130 @@
+package heddle_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// The import graph is part of heddle's design: the caller's identity is a
+// leaf every layer can read, and the package application code registers
+// its operations with stays light, so that a package of operations builds
+// and tests without the runtime, its transports or its drivers. These tests
+// hold that with `go list -deps`.
+
+const module = "github.com/heddlehq/heddle"
+
+// heavy are the packages an application's operations must not pull in:
+// gRPC and the plugin host, CEL, the SQL drivers and go-sdk's mcp package.
+var heavy = []string{
+	`grpc`,
+	`go-plugin`,
+	`^cel\.dev/cel-go(/|$)`,
+	`^github\.com/google/cel-go(/|$)`,
+	`pgx`,
+	`^modernc\.org/sqlite(/|$)`,
+	`^github\.com/modelcontextprotocol/go-sdk/mcp(/|$)`,
+}
+
+// TestRootImportsOnlyTheStandardLibrary: package heddle (Identity,
+// WithCaller, Caller, the embedded example) is a leaf that every other
+// package, and application code, may import.
+func TestRootImportsOnlyTheStandardLibrary(t *testing.T) {
+	t.Parallel()
+	var outside []string
+	for _, p := range deps(t, module) {
+		if p != module && !standard(p) {
+			outside = append(outside, p)
+		}
+	}
+	if len(outside) > 0 {
+		t.Errorf("package %s imports, directly or not, %d packages outside the standard library:\n\t%s", module, len(outside), strings.Join(outside, "\n\t"))
+	}
+}
+
+// TestUsecaseIsLight: what application code imports to register its
+// operations, and the example application's operations themselves, pull in
+// no runtime transport, plugin host, policy engine, driver or MCP SDK.
+func TestUsecaseIsLight(t *testing.T) {
+	t.Parallel()
+	for _, pkg := range []string{module + "/usecase", module + "/examples/incidents"} {
+		assertNoDeps(t, pkg, heavy...)
+	}
+}
+
+// assertNoDeps fails t when pkg, or any package it imports directly or not,
+// has an import path matching one of the regular expressions forbidden. It
+// reports every such package, with the pattern it matched. One rule of the
+// import graph is one call, for example that the runtime's core names no
+// kind:
+//
+//	assertNoDeps(t, module+"/runtime", `^github\.com/heddlehq/heddle/grants/\w+kind(/|$)`)
+func assertNoDeps(t *testing.T, pkg string, forbidden ...string) {
+	t.Helper()
+	res := make([]*regexp.Regexp, len(forbidden))
+	for i, f := range forbidden {
+		res[i] = regexp.MustCompile(f)
+	}
+	var found []string
+	for _, p := range deps(t, pkg) {
+		for _, re := range res {
+			if re.MatchString(p) {
+				found = append(found, p+" (matches "+re.String()+")")
+				break
+			}
+		}
+	}
+	if len(found) > 0 {
+		t.Errorf("%s must not depend on %d of the packages it does:\n\t%s", pkg, len(found), strings.Join(found, "\n\t"))
+	}
+}
+
+// deps returns the import paths of pkg and of every package it imports,
+// directly or not (go list -deps), as the module's own go.mod resolves them.
+func deps(t *testing.T, pkg string) []string {
+	t.Helper()
+	cmd := exec.Command(goCommand(t), "list", "-deps", "-f", "{{.ImportPath}}", pkg)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v\n%s", pkg, err, stderr.Bytes())
+	}
+	paths := strings.Fields(string(out))
+	if len(paths) == 0 {
+		t.Fatalf("go list -deps %s listed nothing", pkg)
+	}
+	return paths
+}
+
+// standard reports whether path is a standard-library package: the first
+// element of every other import path is a domain, with a dot.
+func standard(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".")
+}
+
+// goCommand returns the go command: the one on PATH, else the one of the
+// Go tree that built the test. It skips the test with a reason when there
+// is none, and fails it under CI=true, where the check must run.
+func goCommand(t *testing.T) string {
+	t.Helper()
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	//lint:ignore SA1019 the fallback when PATH has no go: the test runs where it was built, so the build's root is meaningful
+	p := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("the go command is required under CI=true: none on PATH, nor at %s", p)
+	}
+	t.Skipf("the go command is not available: none on PATH, nor at %s", p)
+	return ""
+}
