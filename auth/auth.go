@@ -68,6 +68,9 @@ type Strategy struct {
 type Registry struct {
 	mu sync.RWMutex
 	m  map[string]Strategy
+	// plugins is set when the program links a plugin host, so that
+	// ai.auth_plugins may declare strategies.
+	plugins bool
 }
 
 var defaultRegistry = &Registry{}
@@ -79,6 +82,15 @@ func Default() *Registry { return defaultRegistry }
 // Register adds a strategy to the default registry. It panics when the kind
 // is empty or already registered: both are programming errors.
 func Register(s Strategy) { defaultRegistry.Register(s) }
+
+// EnablePlugins says that the program links a host for auth plugins (package
+// builtin links auth/plugin and calls it on the default registry): only
+// then may a deployment declare ai.auth_plugins.
+func (r *Registry) EnablePlugins() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.plugins = true
+}
 
 // Register adds a strategy; it panics on an empty or duplicate kind.
 func (r *Registry) Register(s Strategy) {
@@ -118,8 +130,14 @@ func (r *Registry) WithPlugins(plugins map[string]*config.AuthPlugin) (*Registry
 	out := &Registry{m: map[string]Strategy{}}
 	r.mu.RLock()
 	maps.Copy(out.m, r.m)
+	out.plugins = r.plugins
 	r.mu.RUnlock()
 	var ds diag.Diagnostics
+	if len(plugins) > 0 && !out.plugins {
+		return out, diag.Diagnostics{diag.Errorf(diag.AuthPluginInvalid, "ai.auth_plugins",
+			"this program links no host for auth plugins").
+			WithDetail("build the worker with package github.com/heddlehq/heddle/builtin, which links auth/plugin")}
+	}
 	for _, name := range config.SortedKeys(plugins) {
 		if _, dup := out.m[name]; dup {
 			ds = append(ds, diag.Errorf(diag.AuthPluginInvalid, config.Join("ai.auth_plugins", name),

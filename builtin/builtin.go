@@ -1,9 +1,10 @@
 // Package builtin is heddle's set of built-in capability kinds — mcp,
-// usecase, sql and a2a — with both halves of each: the config half the
-// compiler checks grants with, and the live half the runtime opens. Linking
-// this package installs the set as the default of both (grants.Default and
-// runtime.DefaultKinds), so that a configuration `heddle check` accepts is
-// one the runtime can open: no kind is ever half there.
+// usecase, sql and a2a — and auth strategies, with both halves of each: the
+// config half the compiler checks with, and the live half the runtime opens.
+// Linking this package installs the set as the default of both
+// (grants.Default and runtime.DefaultKinds; auth.Default and authlive's
+// builders), so that a configuration `heddle check` accepts is one the
+// runtime can open: no kind or strategy is ever half there.
 //
 // An application adds a kind of its own by passing a larger set to both
 // sides:
@@ -19,6 +20,10 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/heddlehq/heddle/auth"
+	"github.com/heddlehq/heddle/auth/authlive"
+	"github.com/heddlehq/heddle/auth/oauth"
+	"github.com/heddlehq/heddle/auth/plugin"
 	"github.com/heddlehq/heddle/grants"
 	"github.com/heddlehq/heddle/grants/a2akind"
 	"github.com/heddlehq/heddle/grants/a2akind/a2alive"
@@ -39,10 +44,18 @@ var kinds = []Kind{
 	{Config: a2akind.Kind{}, Live: a2alive.Kind{}},
 }
 
+// The built-in auth strategies with live halves of their own: oauth, and
+// the host of auth plugins (bearer and static are package auth's and
+// authlive's own).
 func init() {
 	d := Default()
 	grants.SetDefault(d.Grants())
 	runtime.SetDefaultKinds(d.Runtime())
+
+	auth.Register(oauth.Settings)
+	authlive.Register(oauth.Kind, oauth.Builder(oauth.Options{}))
+	auth.Default().EnablePlugins()
+	authlive.Register(authlive.PluginKind, plugin.Build)
 }
 
 // Kind is both halves of one capability kind.

@@ -64,8 +64,6 @@ const (
 	FlowEnterprise        = "enterprise"
 )
 
-func init() { authlive.Register(Kind, Builder(Options{})) }
-
 // Options customise the strategy beyond its settings; they are for Go code
 // that builds strategies (tests, the conformance client, an application
 // registering a variant under its own kind). The zero value is the default.

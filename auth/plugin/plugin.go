@@ -63,10 +63,6 @@ import (
 	"github.com/heddlehq/heddle/diag"
 )
 
-func init() {
-	authlive.Register(authlive.PluginKind, Build)
-}
-
 // Build builds the strategy of one server whose auth block names a plugin
 // (settings["kind"] is the plugin's name; env.Plugins declares it). It
 // starts the plugin process if this plan's is not running, and configures

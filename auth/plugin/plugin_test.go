@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/heddlehq/heddle/builtin" // the built-in kinds and strategies, the plugin host among them
+
 	"github.com/heddlehq/heddle/auth/plugin"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/runtime"
