@@ -12,12 +12,10 @@ import (
 	"github.com/heddlehq/heddle/compile"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/grants"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/usecase"
-
-	// The built-in kinds, both halves of each.
-	_ "github.com/heddlehq/heddle/builtin"
 )
 
 // Exit codes.
@@ -88,7 +86,9 @@ type env struct {
 	environ        []string
 	flags          *flag.FlagSet // the command's, once parsed
 	onCall         func(runtime.CallEvent)
-	example        fs.FS // Options.Example
+	example        fs.FS            // Options.Example
+	kinds          *grants.Set      // Options.Kinds' config halves
+	live           *runtime.KindSet // and their live halves
 }
 
 func mainEnv(e *env, args []string) int {
@@ -206,7 +206,7 @@ func (e *env) options() config.Options {
 // compile loads and compiles the configuration.
 func (e *env) compile() (*plan.Plan, diag.Diagnostics) {
 	cfg, ds := config.Load(e.options())
-	p, cds := compile.Compile(compile.Input{Config: cfg, Usecases: usecaseKeys()})
+	p, cds := compile.Compile(compile.Input{Config: cfg, Kinds: e.kinds, Usecases: usecaseKeys()})
 	ds = append(ds, cds...)
 	ds.Sort()
 	if ds.HasErrors() {

@@ -44,6 +44,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+
+	"github.com/heddlehq/heddle/builtin"
 )
 
 // Options configure one run of the command beyond its command line. The zero
@@ -55,6 +57,11 @@ type Options struct {
 	// agents/ (heddle.Example is the shipped one). The default, nil, means
 	// none: the command reads ./config/api.yaml and reports it missing.
 	Example fs.FS
+	// Kinds are the capability kinds the command compiles and opens, both
+	// halves of each. The default, nil, is builtin.Default(): an
+	// application with a kind of its own passes
+	// builtin.Default().With(builtin.Kind{Config: …, Live: …}).
+	Kinds *builtin.Set
 }
 
 // Main runs the command with the program's arguments (os.Args) on the
@@ -71,5 +78,10 @@ func Main() {
 // references) and, for serve, its signals. Tests and applications with wiring
 // of their own call it instead of Main.
 func Run(args []string, stdout, stderr io.Writer, opts Options) int {
-	return mainEnv(&env{stdout: stdout, stderr: stderr, environ: os.Environ(), g: defaultGlobals(), example: opts.Example}, args)
+	kinds := opts.Kinds
+	if kinds == nil {
+		kinds = builtin.Default()
+	}
+	return mainEnv(&env{stdout: stdout, stderr: stderr, environ: os.Environ(), g: defaultGlobals(),
+		example: opts.Example, kinds: kinds.Grants(), live: kinds.Runtime()}, args)
 }
