@@ -11,6 +11,8 @@
 // The packages, in import order:
 //
 //   - diag: diagnostics and the catalogue of codes
+//   - usecase: the application's own operations, granted as kind usecase
+//     (it imports diag alone of heddle: no runtime, transport or driver)
 //   - config: the typed schema and strict loading of api.yaml and agent.yaml
 //   - grants, auth: the registries of grant kinds and auth strategies (their
 //     config halves; grants/*kind/*live and auth/authlive, auth/oauth, auth/plugin
@@ -19,10 +21,11 @@
 //   - plan: the compiled, secret-free plan
 //   - runtime: the live plan — shared clients, toolsets, supervisor, health
 //   - health: the probes over HTTP
-//   - usecase: the application's own operations, granted as kind usecase
 //
-// This package holds the caller identity (Caller, WithCaller) that travels
-// from an entry point into policies and use cases, and the shipped example
-// configuration. The heddle command (cmd/heddle) runs it all: check, plan,
+// This package holds the caller identity (Identity, Caller, WithCaller) that
+// travels from an entry point into policies and use cases, and the shipped
+// example configuration. It imports only the standard library, so policy,
+// the runtime, the kinds and an application's use cases all read the one
+// identity without importing one another. The heddle command (cmd/heddle) runs it all: check, plan,
 // tools, call, health, serve, lock. See docs/architecture.md.
 package heddle
