@@ -2,13 +2,15 @@ package main
 
 import (
 	"context"
-	"os"
+	"maps"
 	"os/exec"
-	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/heddlehq/heddle/internal/modtest"
 )
 
 // embeddingDoc is the guide to an application's own worker.
@@ -26,50 +28,19 @@ var consoleRE = regexp.MustCompile("(?ms)^```console\n(.*?)^```")
 // on the configuration it shows: each must print exactly what the guide
 // says it prints.
 func TestEmbeddingWorker(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a worker binary; skipped with -short")
-	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("go is not on PATH (required with CI=true): %v", err)
-		}
-		t.Skipf("go is not on PATH: %v", err)
-	}
-	repo, err := filepath.Abs(root)
-	if err != nil {
-		t.Fatal(err)
-	}
 	doc := readDoc(t, embeddingDoc)
-	dir := t.TempDir()
-	files := map[string]bool{}
+	files := map[string]string{}
 	for _, m := range docFileRE.FindAllStringSubmatch(doc, -1) {
-		writeFile(t, filepath.Join(dir, m[1]), m[2])
-		files[m[1]] = true
+		files[m[1]] = m[2]
 	}
 	for _, want := range []string{"main.go", "config/api.yaml", "agents/desk/agent.yaml"} {
-		if !files[want] {
-			t.Fatalf("%s shows no %s (found %v)", embeddingDoc, want, files)
+		if _, ok := files[want]; !ok {
+			t.Fatalf("%s shows no %s (found %v)", embeddingDoc, want, slices.Sorted(maps.Keys(files)))
 		}
 	}
-	writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/desk\n\ngo 1.26.0\n\n"+
-		"require github.com/heddlehq/heddle v0.0.0\n\n"+
-		"replace github.com/heddlehq/heddle => "+repo+"\n")
-	sum, err := os.ReadFile(filepath.Join(repo, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(dir, "go.sum"), string(sum))
-
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	dir := modtest.Build(t, "example.com/desk", "desk-worker", files)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	build := exec.CommandContext(ctx, goBin, "build", "-o", "desk-worker", ".")
-	build.Dir = dir
-	build.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the worker of %s: %v\n%s", embeddingDoc, err, out)
-	}
-
 	ran := map[string]bool{}
 	for _, block := range consoleRE.FindAllStringSubmatch(doc, -1) {
 		for _, c := range splitConsole(block[1]) {
@@ -116,14 +87,4 @@ func splitConsole(block string) []consoleCommand {
 	}
 	flush()
 	return cs
-}
-
-func writeFile(t *testing.T, path, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
