@@ -74,7 +74,7 @@ fuzz:
 # BENCHTIME sets each one's duration.
 BENCH     ?= .
 BENCHTIME ?= 2s
-BENCHPKGS := ./runtime/ ./compile/ ./grants/usecasekind/usecaselive/ ./grants/sqlkind/sqllive/ ./auth/plugin/
+BENCHPKGS := ./runtime/ ./internal/mcpstdio/ ./internal/argcheck/ ./internal/resultcap/ ./internal/calldeadline/ ./compile/ ./grants/usecasekind/usecaselive/ ./grants/sqlkind/sqllive/ ./auth/plugin/
 
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -benchmem -count=1 $(BENCHPKGS)

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/internal/calldeadline"
+	"github.com/heddlehq/heddle/internal/resultcap"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -66,15 +68,15 @@ func (h *MCPHandle) Call(ctx context.Context, name string, args map[string]any) 
 	if def == nil {
 		return nil, diag.New(diag.ToolUnknown, "server %s offers no tool %q to this handle", h.src.name(), name)
 	}
-	scope := callDeadline(ctx, time.Now().Add(h.src.transportTimeout()), lingers(h.src))
-	res, err := h.src.call(scope.ctx, def, args, &noCallOptions)
-	scope.end(err == nil)
+	scope := calldeadline.New(ctx, time.Now().Add(h.src.transportTimeout()), lingers(h.src))
+	res, err := h.src.call(scope.Context(), def, args, &noCallOptions)
+	scope.End(err == nil)
 	switch {
 	case err == nil:
-		return capResult(res, h.src.maxResultBytes()), nil
+		return resultcap.Cap(res, h.src.maxResultBytes()), nil
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
-	case expired(scope.ctx):
+	case calldeadline.Expired(scope.Context()):
 		return nil, diag.New(diag.TransportTimeout, "server %s: %s did not answer within timeout_ms", h.src.name(), name)
 	}
 	return nil, err

@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -40,6 +41,7 @@ import (
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants/mcpkind"
+	"github.com/heddlehq/heddle/internal/childproc"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/secrets"
 )
@@ -138,7 +140,7 @@ func Open(ctx context.Context, p *plan.Plan, opts Options) (*Runtime, error) {
 		rt.opts.Secrets = secrets.New(secrets.Options{Dir: p.Secrets.Dir})
 	}
 	if rt.opts.LookupEnv == nil {
-		rt.opts.LookupEnv = osLookupEnv
+		rt.opts.LookupEnv = os.LookupEnv
 	}
 	if rt.opts.ClientName == "" {
 		rt.opts.ClientName = "heddle"
@@ -307,7 +309,7 @@ const maxIdleConnsPerServer = 64
 func (rt *Runtime) newServer(name string) *server {
 	spec := mcpkind.PlanServers(rt.plan)[name]
 	s := &server{rt: rt, spec: spec, name: name, log: rt.log, state: StateConnecting}
-	s.stderr = &stderrLog{log: rt.log, server: name}
+	s.stderr = childproc.NewStderrLog(rt.log, name)
 	if spec.Transport != "stdio" {
 		s.httpT = http.DefaultTransport.(*http.Transport).Clone()
 		// Every agent's calls to the server share this transport: keep as
@@ -372,7 +374,7 @@ func (s *server) prepare(ctx context.Context) error {
 			}
 			declared[k] = val
 		}
-		s.env = childEnv(rt.opts.LookupEnv, declared)
+		s.env = childproc.Env(rt.opts.LookupEnv, declared)
 		return nil
 	}
 	strat, err := authlive.Build(ctx, authlive.Env{Secrets: rt.opts.Secrets, Name: "server " + s.name, Purpose: "mcp", Plugins: rt.plan.AuthPlugins, Logger: rt.log}, s.spec.Auth)

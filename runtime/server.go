@@ -19,6 +19,9 @@ import (
 	"github.com/heddlehq/heddle/auth/authlive"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants/mcpkind"
+	"github.com/heddlehq/heddle/internal/childproc"
+	"github.com/heddlehq/heddle/internal/mcpstdio"
+	"github.com/heddlehq/heddle/internal/sseconn"
 )
 
 // State is a server's connection state, as the health probe reports it.
@@ -43,7 +46,7 @@ type server struct {
 	strat  authlive.Strategy
 	env    []string // resolved child environment (stdio)
 	httpT  *http.Transport
-	stderr *stderrLog
+	stderr *childproc.StderrLog
 
 	stale atomic.Bool // a list_changed arrived; re-list before the next use
 
@@ -120,7 +123,7 @@ func closeSession(sess *mcp.ClientSession, cmd *exec.Cmd) {
 	if sess != nil {
 		_ = sess.Close()
 	}
-	killGroup(cmd)
+	childproc.KillGroup(cmd)
 }
 
 // transport builds the MCP transport for one connection attempt.
@@ -130,10 +133,10 @@ func (s *server) transport() (mcp.Transport, *exec.Cmd) {
 	}
 	switch s.spec.Transport {
 	case "stdio":
-		cmd := newCommand(s.spec, s.env, s.stderr)
-		return &stdioTransport{cmd: cmd, terminate: 2 * time.Second}, cmd
+		cmd := childproc.Command(s.spec.Command, s.spec.Args, s.env, s.spec.Dir, s.stderr)
+		return mcpstdio.NewTransport(cmd, &mcpstdio.Options{Terminate: 2 * time.Second}), cmd
 	case "sse":
-		return sseTransport{&mcp.SSEClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient()}}, nil
+		return sseconn.NewTransport(&mcp.SSEClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient()}), nil
 	}
 	t := &mcp.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient(), MaxRetries: 3}
 	if o, ok := s.strat.(authlive.OAuthStrategy); ok {
@@ -234,7 +237,7 @@ func (s *server) dial(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, error
 	}
 	sess, err := s.client.Connect(ctx, t, opts)
 	if err != nil {
-		killGroup(cmd)
+		childproc.KillGroup(cmd)
 		return nil, nil, err
 	}
 	return sess, cmd, nil

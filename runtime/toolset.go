@@ -2,26 +2,23 @@ package runtime
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"reflect"
 	"slices"
 	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/heddlehq/heddle"
-	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants/mcpkind"
+	"github.com/heddlehq/heddle/internal/argcheck"
+	"github.com/heddlehq/heddle/internal/calldeadline"
+	"github.com/heddlehq/heddle/internal/resultcap"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/policy"
 	"github.com/heddlehq/heddle/toolname"
@@ -53,11 +50,8 @@ type toolDef struct {
 	readOnly    bool
 	idempotent  bool
 
-	schemaOnce sync.Once
-	schema     *jsonschema.Resolved
-	// plain is the input schema when it uses only keywords quickValid
-	// decides (see plainSchema); nil otherwise.
-	plain *jsonschema.Schema
+	argsOnce sync.Once
+	args     *argcheck.Checker // nil: the schema cannot be used; the server judges
 }
 
 // source is one provider of tools in a toolset.
@@ -72,9 +66,10 @@ type source interface {
 	tools(ctx context.Context) ([]*toolDef, uint64, error)
 	// call runs one tool. A coded error becomes a refusal result.
 	call(ctx context.Context, def *toolDef, args map[string]any, cc *callConfig) (*mcp.CallToolResult, error)
-	// transportTimeout is the source's own wait for one call.
+	// transportTimeout is the source's own wait for one call; 0 when it
+	// has none.
 	transportTimeout() time.Duration
-	// maxResultBytes caps one result.
+	// maxResultBytes caps one result; 0 when results are not capped.
 	maxResultBytes() int
 	// down reports whether the source is unavailable.
 	down() bool
@@ -122,12 +117,7 @@ func (rt *Runtime) Toolset(agent string) (*Toolset, error) {
 	if !ok {
 		return nil, diag.New(diag.ToolUnknown, "no agent %q in the plan", agent)
 	}
-	pol, ds := policy.New(config.Policies{
-		ToolTimeoutMS: a.Policies.ToolTimeoutMS,
-		Approval:      a.Policies.Approval,
-		DeniedTools:   a.Policies.DeniedTools,
-		Rules:         toConfigRules(a.Policies.Rules),
-	}, "policies")
+	pol, ds := policy.New(a.Policies, "policies")
 	if ds.HasErrors() {
 		return nil, ds.Err()
 	}
@@ -172,15 +162,7 @@ func (rt *Runtime) buildSource(a *plan.Agent, g plan.Grant) (source, error) {
 	if err != nil || src == nil {
 		return nil, err
 	}
-	return &kindSource{Source: src}, nil
-}
-
-func toConfigRules(rs []plan.Rule) []config.Rule {
-	out := make([]config.Rule, len(rs))
-	for i, r := range rs {
-		out[i] = config.Rule{When: r.When, Effect: r.Effect}
-	}
-	return out
+	return newKindSource(g.Kind, src), nil
 }
 
 // Agent returns the toolset's agent name.
@@ -436,20 +418,21 @@ func (t *Toolset) call(ctx context.Context, sd time.Time, name string, args map[
 	// One timer: whichever of the transport's and the supervisor's
 	// deadlines comes first (for use cases, always the supervisor's).
 	deadline, transportFirst := sd, false
-	if td := time.Now().Add(e.src.transportTimeout()); td.Before(sd) {
+	if tt := e.src.transportTimeout(); tt > 0 && time.Now().Add(tt).Before(sd) {
+		td := time.Now().Add(tt)
 		deadline, transportFirst = td, true
 	}
-	scope := callDeadline(ctx, deadline, lingers(e.src))
-	res, err := e.src.call(scope.ctx, e.def, args, cc)
-	scope.end(err == nil)
+	scope := calldeadline.New(ctx, deadline, lingers(e.src))
+	res, err := e.src.call(scope.Context(), e.def, args, cc)
+	scope.End(err == nil)
 	switch {
 	case err == nil:
-		return capResult(res, e.src.maxResultBytes()), nil
+		return resultcap.Cap(res, e.src.maxResultBytes()), nil
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
-	case expired(scope.ctx) && transportFirst:
+	case calldeadline.Expired(scope.Context()) && transportFirst:
 		return refusal(diag.TransportTimeout, "%s did not answer within its timeout_ms (%d ms); you may retry", e.tool.Name, e.src.transportTimeout().Milliseconds()), nil
-	case expired(scope.ctx):
+	case calldeadline.Expired(scope.Context()):
 		return nil, errSupervisor
 	}
 	if code := diag.CodeOf(err); code != "" {
@@ -459,8 +442,9 @@ func (t *Toolset) call(ctx context.Context, sd time.Time, name string, args map[
 }
 
 // lingers reports whether a successful call's context should outlive the
-// call for a moment (see callContext): for MCP servers reached over HTTP,
-// whose responses go-sdk finishes reading after handing over the result.
+// call for a moment (see package calldeadline): for MCP servers reached
+// over HTTP, whose responses go-sdk finishes reading after handing over the
+// result.
 func lingers(src source) bool {
 	m, ok := src.(*mcpSource)
 	return ok && m.srv.spec.Transport != "stdio" && m.srv.rt.opts.Dial == nil
@@ -509,184 +493,12 @@ func RefusalCode(res *mcp.CallToolResult) diag.Code {
 	return diag.Code(c)
 }
 
-// validateArgs checks arguments against the tool's input schema. It returns
-// "" when they conform or the schema cannot be used.
+// validateArgs checks arguments against the tool's input schema, compiled
+// on the tool's first call. It returns "" when they conform or the schema
+// cannot be used.
 func validateArgs(d *toolDef, args map[string]any) string {
-	d.schemaOnce.Do(func() {
-		raw, err := json.Marshal(d.tool.InputSchema)
-		if err != nil {
-			return
-		}
-		var s jsonschema.Schema
-		if json.Unmarshal(raw, &s) != nil {
-			return
-		}
-		if r, err := s.Resolve(nil); err == nil {
-			d.schema = r
-			if plainSchema(&s, true) {
-				d.plain = &s
-			}
-		}
-	})
-	if d.schema == nil {
-		return ""
-	}
-	// Validate the JSON form the server will receive.
-	var instance any
-	switch {
-	case args == nil:
-		instance = map[string]any{}
-	case jsonNative(args, 0):
-		// Already that form: encoding and decoding would give back an
-		// equal value.
-		instance = args
-	default:
-		raw, err := json.Marshal(args)
-		if err != nil {
-			return "the arguments cannot be encoded as JSON"
-		}
-		var decoded any
-		if err := json.Unmarshal(raw, &decoded); err != nil {
-			return "the arguments cannot be encoded as JSON"
-		}
-		instance = decoded
-	}
-	// quickValid accepts only what the full validator accepts; whatever it
-	// does not accept is left to the validator, which also words the error.
-	if d.plain != nil && quickValid(d.plain, instance) {
-		return ""
-	}
-	if err := d.schema.Validate(instance); err != nil {
-		return err.Error()
-	}
-	return ""
-}
-
-// jsonNative reports whether v is made only of the values encoding/json
-// decodes into an any — nil, bool, finite float64, valid UTF-8 string, and
-// non-nil []any and map[string]any of those — so that a JSON round trip
-// would return an equal value.
-func jsonNative(v any, depth int) bool {
-	if depth > jsonDepthBound {
-		return false
-	}
-	switch v := v.(type) {
-	case nil, bool:
-		return true
-	case string:
-		return utf8.ValidString(v)
-	case float64:
-		return !math.IsNaN(v) && !math.IsInf(v, 0)
-	case map[string]any:
-		if v == nil {
-			return false
-		}
-		for k, e := range v {
-			if !utf8.ValidString(k) || !jsonNative(e, depth+1) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		if v == nil {
-			return false
-		}
-		for _, e := range v {
-			if !jsonNative(e, depth+1) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
-}
-
-// plainSchema reports whether s uses only keywords quickValid decides
-// exactly as jsonschema does — type (one name), properties, required, and
-// additionalProperties true or false — besides annotations that validation
-// ignores, and only such schemas under properties. $schema may name a
-// supported draft at the root.
-func plainSchema(s *jsonschema.Schema, root bool) bool {
-	if s == nil {
-		return false
-	}
-	switch s.Type {
-	case "", "null", "boolean", "string", "integer", "number", "object", "array":
-	default:
-		return false
-	}
-	for _, sub := range s.Properties {
-		if !plainSchema(sub, false) {
-			return false
-		}
-	}
-	if ap := s.AdditionalProperties; ap != nil && !reflect.DeepEqual(*ap, jsonschema.Schema{}) &&
-		!reflect.DeepEqual(*ap, jsonschema.Schema{Not: &jsonschema.Schema{}}) {
-		return false
-	}
-	rest := *s
-	rest.Type, rest.Properties, rest.Required, rest.AdditionalProperties = "", nil, nil, nil
-	rest.Title, rest.Description, rest.Comment, rest.Default, rest.Examples = "", "", "", nil, nil
-	rest.Deprecated, rest.ReadOnly, rest.WriteOnly, rest.Format, rest.PropertyOrder = false, false, false, "", nil
-	switch rest.Schema {
-	case "http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft-07/schema#", "https://json-schema.org/draft/2020-12/schema":
-		if root {
-			rest.Schema = ""
-		}
-	}
-	return reflect.DeepEqual(rest, jsonschema.Schema{})
-}
-
-// quickValid reports whether v, a value of the types encoding/json decodes
-// into an any, conforms to s, a schema plainSchema accepts. It follows
-// jsonschema's rules: integers are whole numbers, "number" includes them, and
-// the object keywords apply to objects only.
-func quickValid(s *jsonschema.Schema, v any) bool {
-	if s.Type != "" {
-		var got string
-		switch v := v.(type) {
-		case nil:
-			got = "null"
-		case bool:
-			got = "boolean"
-		case string:
-			got = "string"
-		case float64:
-			got = "number"
-			if _, frac := math.Modf(v); frac == 0 {
-				got = "integer"
-			}
-		case map[string]any:
-			got = "object"
-		case []any:
-			got = "array"
-		}
-		if got != s.Type && !(got == "integer" && s.Type == "number") {
-			return false
-		}
-	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return true
-	}
-	for name, sub := range s.Properties {
-		if pv, present := obj[name]; present && !quickValid(sub, pv) {
-			return false
-		}
-	}
-	for _, name := range s.Required {
-		if _, present := obj[name]; !present {
-			return false
-		}
-	}
-	if ap := s.AdditionalProperties; ap != nil && ap.Not != nil {
-		for name := range obj {
-			if _, declared := s.Properties[name]; !declared {
-				return false
-			}
-		}
-	}
-	return true
+	d.argsOnce.Do(func() { d.args = argcheck.Compile(d.tool.InputSchema) })
+	return d.args.Check(args)
 }
 
 // progressSeq numbers progress tokens.

@@ -1,4 +1,16 @@
-package runtime
+// Package calldeadline gives one tool call its context: a deadline, and, for
+// calls whose transport reads on after handing over the result, a moment's
+// grace after a success.
+//
+// A caller makes one Scope per call and ends it when the call returns:
+//
+//	s := calldeadline.New(ctx, time.Now().Add(timeout), overHTTP)
+//	res, err := session.CallTool(s.Context(), params)
+//	s.End(err == nil)
+//	if calldeadline.Expired(s.Context()) {
+//		// the call's own deadline ended it, not the caller's
+//	}
+package calldeadline
 
 import (
 	"context"
@@ -6,6 +18,48 @@ import (
 	"fmt"
 	"time"
 )
+
+// Scope is the context one call runs under and how to end it. A Scope is
+// used by one call: Context may be read from any goroutine, End is called
+// once, by the caller, when the call has returned.
+type Scope struct {
+	ctx    context.Context
+	cancel context.CancelFunc // the plain context's
+	lc     *callContext       // the lingering one's
+}
+
+// New returns the scope of one call ending at deadline or when parent
+// ends, whichever comes first. With linger unset its context is
+// context.WithDeadlineCause's; with linger set it is a callContext, which a
+// successful call leaves running for a second (see callContext).
+func New(parent context.Context, deadline time.Time, linger bool) Scope {
+	if !linger {
+		ctx, cancel := context.WithDeadlineCause(parent, deadline, errCallDeadline)
+		return Scope{ctx: ctx, cancel: cancel}
+	}
+	if d, ok := parent.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	lc := newCallContext(parent, deadline)
+	return Scope{ctx: lc, lc: lc}
+}
+
+// Context returns the context the call runs under.
+func (s Scope) Context() context.Context { return s.ctx }
+
+// End ends the scope once the call has returned; success says whether the
+// call succeeded, which lets a lingering context run on for a moment.
+func (s Scope) End(success bool) {
+	if s.lc != nil {
+		s.lc.end(success)
+		return
+	}
+	s.cancel()
+}
+
+// Expired reports whether ctx, the context of a Scope, ended at the scope's
+// own deadline rather than with its caller's context.
+func Expired(ctx context.Context) bool { return context.Cause(ctx) == errCallDeadline }
 
 // callContext is the context one tool call runs under. It ends when the
 // caller's context does or when its deadline passes, like the context of
@@ -29,47 +83,12 @@ type callContext struct {
 	detach          func() bool // stops the caller's cancellation; nil when it cannot end
 }
 
-// errCallDeadline is the cause of a callContext whose deadline passed.
+// errCallDeadline is the cause of a call's context whose deadline passed.
 var errCallDeadline = fmt.Errorf("the call's deadline passed: %w", context.DeadlineExceeded)
 
 // drainGrace is how long a successful call's context lingers for the SDK to
 // finish reading its response.
 const drainGrace = time.Second
-
-// callScope is the context one call runs under and how to end it.
-type callScope struct {
-	ctx    context.Context
-	cancel context.CancelFunc // the plain context's
-	lc     *callContext       // the lingering one's
-}
-
-// callDeadline returns the scope of one call: a callContext when linger is
-// set, else a plain context with the deadline. expired(scope.ctx) tells
-// whether the deadline ended it.
-func callDeadline(parent context.Context, deadline time.Time, linger bool) callScope {
-	if !linger {
-		ctx, cancel := context.WithDeadlineCause(parent, deadline, errCallDeadline)
-		return callScope{ctx: ctx, cancel: cancel}
-	}
-	if d, ok := parent.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
-	lc := newCallContext(parent, deadline)
-	return callScope{ctx: lc, lc: lc}
-}
-
-// end ends the scope once the call has returned.
-func (s callScope) end(success bool) {
-	if s.lc != nil {
-		s.lc.end(success)
-		return
-	}
-	s.cancel()
-}
-
-// expired reports whether a context from callDeadline ended at its own
-// deadline (rather than its caller's).
-func expired(ctx context.Context) bool { return context.Cause(ctx) == errCallDeadline }
 
 // newCallContext returns a context that ends when parent does or at
 // deadline, whichever comes first. The caller must call end.

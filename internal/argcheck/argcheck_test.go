@@ -1,21 +1,18 @@
-package runtime
+package argcheck
 
-// Tests that the call path's shortcuts (see docs/performance.md) decide
-// exactly as the slow paths they skip: quickValid as jsonschema's validator,
-// jsonNative as a JSON round trip, resultSizeBound as json.Marshal.
+// Tests that the shortcuts decide exactly as the slow paths they skip
+// (see docs/performance.md): quickValid as jsonschema's validator,
+// jsonNative as a JSON round trip.
 
 import (
-	"context"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // randSchema returns a random schema of the kind plainSchema accepts (and,
@@ -131,7 +128,7 @@ func TestQuickValidAgreesWithValidator(t *testing.T) {
 }
 
 // TestPlainSchemaOfSDKTools checks that the schemas go-sdk infers for typed
-// tools take the quick path.
+// tools take the quick path, and that Check judges arguments by them.
 func TestPlainSchemaOfSDKTools(t *testing.T) {
 	type in struct {
 		Text  string  `json:"text" jsonschema:"the text"`
@@ -146,12 +143,12 @@ func TestPlainSchemaOfSDKTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &toolDef{tool: &mcp.Tool{Name: "t", InputSchema: s}}
+	c := Compile(s)
 	ok := map[string]any{"text": "a", "f": 1.5, "flag": true, "inner": map[string]any{"x": "y"}}
-	if msg := validateArgs(d, ok); msg != "" {
+	if msg := c.Check(ok); msg != "" {
 		t.Fatalf("valid arguments refused: %s", msg)
 	}
-	if d.plain == nil {
+	if c.plain == nil {
 		t.Fatal("an inferred schema is not plain")
 	}
 	for _, bad := range []map[string]any{
@@ -160,13 +157,13 @@ func TestPlainSchemaOfSDKTools(t *testing.T) {
 		{"text": "a", "f": 1.5, "flag": true, "inner": map[string]any{}, "extra": 1.0}, // additional property
 		{"text": "a", "n": 1.5, "f": 1.0, "flag": true, "inner": map[string]any{"x": ""}},
 	} {
-		if validateArgs(d, bad) == "" {
+		if c.Check(bad) == "" {
 			t.Errorf("invalid arguments %v accepted", bad)
 		}
 	}
 	// Go values that are not JSON's own take the round trip: ints become
 	// numbers.
-	if msg := validateArgs(d, map[string]any{"text": "a", "n": 3, "f": 2, "flag": false, "inner": map[string]any{"x": ""}}); msg != "" {
+	if msg := c.Check(map[string]any{"text": "a", "n": 3, "f": 2, "flag": false, "inner": map[string]any{"x": ""}}); msg != "" {
 		t.Fatalf("int arguments refused: %s", msg)
 	}
 }
@@ -200,113 +197,25 @@ func TestJSONNativeRoundTrips(t *testing.T) {
 	}
 }
 
-func TestResultSizeBound(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 9))
-	strs := []string{"", "plain", "<>&\u2028\x01", "\xff\xfe", strings.Repeat("é", 50)}
-	for range 5000 {
-		res := &mcp.CallToolResult{IsError: r.IntN(2) == 0}
-		for range r.IntN(4) {
-			var meta mcp.Meta
-			if r.IntN(3) == 0 {
-				meta = mcp.Meta{"k": randValue(r, 0)}
-			}
-			switch r.IntN(3) {
-			case 0:
-				res.Content = append(res.Content, &mcp.TextContent{Text: strs[r.IntN(len(strs))], Meta: meta})
-			case 1:
-				res.Content = append(res.Content, &mcp.ImageContent{Data: make([]byte, r.IntN(10)), MIMEType: "image/png", Meta: meta})
-			case 2:
-				res.Content = append(res.Content, &mcp.AudioContent{Data: make([]byte, r.IntN(10)), MIMEType: strs[r.IntN(len(strs))], Meta: meta})
-			}
-		}
-		if r.IntN(2) == 0 {
-			res.StructuredContent = randValue(r, 0)
-		}
-		if r.IntN(3) == 0 {
-			res.Meta = mcp.Meta{"code": strs[r.IntN(len(strs))], "nested": randObject(r, 0)}
-		}
-		if r.IntN(4) == 0 {
-			res.RequestState = strs[r.IntN(len(strs))]
-		}
-		b, err := json.Marshal(res)
-		if err != nil {
-			t.Fatal(err)
-		}
-		n, ok := resultSizeBound(res, 1<<20)
-		if !ok {
-			t.Fatalf("no bound for %s", b)
-		}
-		if n < len(b) {
-			t.Fatalf("bound %d below size %d of %s", n, len(b), b)
-		}
-		if _, ok := resultSizeBound(res, len(b)-1); ok && n > len(b)-1 {
-			t.Fatalf("a bound over the limit was reported as ok")
+// TestCompile: a schema that cannot be used gives a nil Checker, which
+// accepts everything; nil arguments are an empty object.
+func TestCompile(t *testing.T) {
+	for _, s := range []any{func() {}, "not a schema", map[string]any{"$ref": "#/nowhere"}} {
+		if c := Compile(s); c != nil {
+			t.Errorf("Compile(%#v) gave a checker", s)
 		}
 	}
-	// What the bound does not know is left to json.Marshal.
-	for _, res := range []*mcp.CallToolResult{
-		{Content: []mcp.Content{&mcp.TextContent{Text: "x", Annotations: &mcp.Annotations{}}}},
-		{Content: []mcp.Content{&mcp.ResourceLink{URI: "file:///x", Name: "x"}}},
-		{StructuredContent: struct{ A int }{1}},
-		{StructuredContent: map[string]any{"x": math.NaN()}},
-		{Meta: mcp.Meta{"x": 1}},
-	} {
-		if _, ok := resultSizeBound(res, 1<<20); ok {
-			t.Errorf("resultSizeBound(%+v) gave a bound", res)
-		}
+	if msg := (*Checker)(nil).Check(map[string]any{"x": 1.0}); msg != "" {
+		t.Errorf("a nil Checker refused: %s", msg)
 	}
-}
-
-// BenchmarkCallPath measures the pieces of heddle's own work in one call,
-// without a server: what Toolset.Call adds around the go-sdk's CallTool.
-func BenchmarkCallPath(b *testing.B) {
-	type echoIn struct {
-		Text string `json:"text" jsonschema:"the text to echo back"`
+	c := Compile(map[string]any{"type": "object", "required": []any{"a"}, "properties": map[string]any{"a": map[string]any{"type": "string", "minLength": 2}}})
+	if c == nil || c.plain != nil {
+		t.Fatalf("Compile: %+v", c)
 	}
-	schema, err := jsonschema.For[echoIn](nil)
-	if err != nil {
-		b.Fatal(err)
+	if c.Check(nil) == "" || c.Check(map[string]any{"a": "x"}) == "" || c.Check(map[string]any{"a": "xy"}) != "" {
+		t.Error("a schema the validator decides was misjudged")
 	}
-	def := &toolDef{tool: &mcp.Tool{Name: "echo", InputSchema: schema}}
-	args := map[string]any{"text": "hello, heddle"}
-	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hello, heddle"}}, StructuredContent: map[string]any{"text": "hello, heddle"}}
-	ix, err := buildIndex(benchCandidates(100))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Run("validateArgs", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			if msg := validateArgs(def, args); msg != "" {
-				b.Fatal(msg)
-			}
-		}
-	})
-	b.Run("capResult", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			capResult(res, 1<<20)
-		}
-	})
-	b.Run("lookup", func(b *testing.B) { // a primary name
-		b.ReportAllocs()
-		for b.Loop() {
-			ix.lookup(ix.names[42])
-		}
-	})
-	for _, linger := range []bool{false, true} {
-		name := "deadline" // stdio servers and use cases: one plain deadline context
-		if linger {
-			name = "deadline+linger" // HTTP servers: a callContext
-		}
-		b.Run(name, func(b *testing.B) {
-			ctx := context.Background()
-			b.ReportAllocs()
-			for b.Loop() {
-				s := callDeadline(ctx, time.Now().Add(20*time.Second), linger)
-				_ = s.ctx.Done() // the SDK waits on it
-				s.end(false)     // a success would linger a second; end it now
-			}
-		})
+	if msg := c.Check(map[string]any{"a": func() {}}); msg != "the arguments cannot be encoded as JSON" {
+		t.Errorf("unencodable arguments: %q", msg)
 	}
 }

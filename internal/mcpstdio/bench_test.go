@@ -1,0 +1,75 @@
+package mcpstdio
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// echoResult is the line a server sends for the echo tool's result: what
+// most of a stdio call's incoming bytes look like.
+const echoResult = `{"content":[{"type":"text","text":"hello, heddle"}],"structuredContent":{"text":"hello, heddle"}}`
+
+// BenchmarkRoundTrip writes one tools/call response to cat and reads it
+// back, through this transport (heddle) and through go-sdk's
+// CommandTransport (go-sdk), in the same run. B/op counts this process
+// only: the framing's own cost, both directions.
+func BenchmarkRoundTrip(b *testing.B) {
+	for _, side := range []struct {
+		name string
+		t    func() mcp.Transport
+	}{
+		{"heddle", func() mcp.Transport { return NewTransport(exec.Command("cat"), &Options{Terminate: time.Second}) }},
+		{"go-sdk", func() mcp.Transport {
+			return &mcp.CommandTransport{Command: exec.Command("cat"), TerminateDuration: time.Second}
+		}},
+	} {
+		b.Run(side.name, func(b *testing.B) {
+			ctx := context.Background()
+			c, err := side.t().Connect(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			id, _ := jsonrpc.MakeID(float64(1))
+			msg := &jsonrpc.Response{ID: id, Result: json.RawMessage(echoResult)}
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := c.Write(ctx, msg); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := c.Read(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkDecode decodes one tools/call response line with decodeMessage
+// (heddle) and with go-sdk's jsonrpc.DecodeMessage (go-sdk), the decoding
+// alone, without go-sdk's reader around it.
+func BenchmarkDecode(b *testing.B) {
+	line := []byte(`{"jsonrpc":"2.0","id":1,"result":` + echoResult + `}`)
+	for _, side := range []struct {
+		name   string
+		decode func([]byte) (jsonrpc.Message, error)
+	}{
+		{"heddle", decodeMessage},
+		{"go-sdk", jsonrpc.DecodeMessage},
+	} {
+		b.Run(side.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := side.decode(line); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

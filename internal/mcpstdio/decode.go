@@ -1,0 +1,97 @@
+package mcpstdio
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	segjson "github.com/segmentio/encoding/json"
+)
+
+// wireMessage is a JSON-RPC message as it travels.
+type wireMessage struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      any             `json:"id"`
+	Method  json.RawMessage `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   *jsonrpc.Error  `json:"error"`
+}
+
+// maxDepth is the deepest nesting of objects and arrays a message may have:
+// go-sdk's limit. The decoder recurses, so a deeper line must not reach it.
+const maxDepth = 1000
+
+// parse decodes data into v with keys matched exactly, as go-sdk matches
+// them (a "Method" is not a "method"), and nothing after the value.
+func parse(data []byte, v any) error {
+	if tooDeep(data, maxDepth) {
+		return fmt.Errorf("nested deeper than %d levels", maxDepth)
+	}
+	rest, err := segjson.Parse(data, v, segjson.DontMatchCaseInsensitiveStructFields)
+	if err == nil && len(rest) > 0 {
+		err = errors.New("data after the message")
+	}
+	return err
+}
+
+// tooDeep reports whether the objects and arrays of data, outside strings,
+// nest deeper than limit.
+func tooDeep(data []byte, limit int) bool {
+	depth, inString, escaped := 0, false, false
+	for _, b := range data {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+		case b == '"':
+			inString = true
+		case b == '{' || b == '[':
+			if depth++; depth > limit {
+				return true
+			}
+		case b == '}' || b == ']':
+			depth--
+		}
+	}
+	return false
+}
+
+// decodeMessage decodes one JSON-RPC message as go-sdk's DecodeMessage does:
+// a "method" makes it a request (a notification when it has no id), else it
+// is a response, which must have an id.
+func decodeMessage(data []byte) (jsonrpc.Message, error) {
+	var w wireMessage
+	if err := parse(data, &w); err != nil {
+		return nil, fmt.Errorf("the server sent a line that is not a JSON-RPC message: %w", err)
+	}
+	if w.JSONRPC != "2.0" {
+		return nil, fmt.Errorf("the server sent a message without jsonrpc \"2.0\"")
+	}
+	id, err := jsonrpc.MakeID(w.ID)
+	if err != nil {
+		return nil, err
+	}
+	if len(w.Method) > 0 { // present, even as "" or null
+		var method string
+		if err := parse(w.Method, &method); err != nil {
+			return nil, fmt.Errorf("the server sent a request with a malformed method: %w", err)
+		}
+		return &jsonrpc.Request{ID: id, Method: method, Params: w.Params}, nil
+	}
+	if !id.IsValid() {
+		return nil, errors.New("the server sent a response without an id")
+	}
+	resp := &jsonrpc.Response{ID: id, Result: w.Result}
+	if w.Error != nil {
+		resp.Error = w.Error
+	}
+	return resp, nil
+}

@@ -1,0 +1,154 @@
+package resultcap
+
+// Tests that resultSizeBound, the shortcut Cap takes, decides as
+// json.Marshal, the slow path it skips, and that Cap cuts what is too large.
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// randValue returns a random value of the types encoding/json decodes into.
+func randValue(r *rand.Rand, depth int) any {
+	switch r.IntN(8) {
+	case 0:
+		return nil
+	case 1:
+		return r.IntN(2) == 0
+	case 2:
+		return []string{"", "x", "héllo", "<&>\u2028"}[r.IntN(4)]
+	case 3:
+		return float64(r.IntN(5) - 2)
+	case 4:
+		return r.Float64()*10 - 5
+	case 5:
+		if depth < 3 {
+			a := []any{}
+			for range r.IntN(3) {
+				a = append(a, randValue(r, depth+1))
+			}
+			return a
+		}
+	}
+	return randObject(r, depth)
+}
+
+func randObject(r *rand.Rand, depth int) map[string]any {
+	m := map[string]any{}
+	if depth < 3 {
+		for _, k := range []string{"a", "b", "c", "d"} {
+			if r.IntN(2) == 0 {
+				m[k] = randValue(r, depth+1)
+			}
+		}
+	}
+	return m
+}
+
+func TestResultSizeBound(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 9))
+	strs := []string{"", "plain", "<>&\u2028\x01", "\xff\xfe", strings.Repeat("é", 50)}
+	for range 5000 {
+		res := &mcp.CallToolResult{IsError: r.IntN(2) == 0}
+		for range r.IntN(4) {
+			var meta mcp.Meta
+			if r.IntN(3) == 0 {
+				meta = mcp.Meta{"k": randValue(r, 0)}
+			}
+			switch r.IntN(3) {
+			case 0:
+				res.Content = append(res.Content, &mcp.TextContent{Text: strs[r.IntN(len(strs))], Meta: meta})
+			case 1:
+				res.Content = append(res.Content, &mcp.ImageContent{Data: make([]byte, r.IntN(10)), MIMEType: "image/png", Meta: meta})
+			case 2:
+				res.Content = append(res.Content, &mcp.AudioContent{Data: make([]byte, r.IntN(10)), MIMEType: strs[r.IntN(len(strs))], Meta: meta})
+			}
+		}
+		if r.IntN(2) == 0 {
+			res.StructuredContent = randValue(r, 0)
+		}
+		if r.IntN(3) == 0 {
+			res.Meta = mcp.Meta{"code": strs[r.IntN(len(strs))], "nested": randObject(r, 0)}
+		}
+		if r.IntN(4) == 0 {
+			res.RequestState = strs[r.IntN(len(strs))]
+		}
+		b, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, ok := resultSizeBound(res, 1<<20)
+		if !ok {
+			t.Fatalf("no bound for %s", b)
+		}
+		if n < len(b) {
+			t.Fatalf("bound %d below size %d of %s", n, len(b), b)
+		}
+		if _, ok := resultSizeBound(res, len(b)-1); ok && n > len(b)-1 {
+			t.Fatalf("a bound over the limit was reported as ok")
+		}
+	}
+	// What the bound does not know is left to json.Marshal.
+	for _, res := range []*mcp.CallToolResult{
+		{Content: []mcp.Content{&mcp.TextContent{Text: "x", Annotations: &mcp.Annotations{}}}},
+		{Content: []mcp.Content{&mcp.ResourceLink{URI: "file:///x", Name: "x"}}},
+		{StructuredContent: struct{ A int }{1}},
+		{StructuredContent: map[string]any{"x": math.NaN()}},
+		{Meta: mcp.Meta{"x": 1}},
+	} {
+		if _, ok := resultSizeBound(res, 1<<20); ok {
+			t.Errorf("resultSizeBound(%+v) gave a bound", res)
+		}
+	}
+}
+
+// TestCap: a result that fits comes back as it is, whether the bound or
+// json.Marshal settles it; one that does not is cut to fit, keeping what
+// fits and saying what it left out.
+func TestCap(t *testing.T) {
+	small := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "hello"}}}
+	if Cap(small, 1<<10) != small || Cap(small, 0) != small || Cap(nil, 10) != nil {
+		t.Error("a result within its cap was replaced")
+	}
+	link := &mcp.CallToolResult{Content: []mcp.Content{&mcp.ResourceLink{URI: "file:///x", Name: "x"}}}
+	if Cap(link, 1<<10) != link {
+		t.Error("a result the bound does not know, within its cap, was replaced")
+	}
+	big := &mcp.CallToolResult{
+		Meta: mcp.Meta{"k": "v"},
+		Content: []mcp.Content{
+			&mcp.TextContent{Text: "first"},
+			&mcp.TextContent{Text: strings.Repeat("é", 2000)},
+			&mcp.ImageContent{Data: make([]byte, 1000), MIMEType: "image/png"},
+		},
+		StructuredContent: map[string]any{"rows": strings.Repeat("x", 2000)},
+	}
+	const max = 1500
+	got := Cap(big, max)
+	b, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > max {
+		t.Errorf("capped to %d bytes, over %d", len(b), max)
+	}
+	if len(got.Content) != 3 || got.Content[0].(*mcp.TextContent).Text != "first" || got.StructuredContent != nil || got.Meta["k"] != "v" {
+		t.Fatalf("capped result: %s", b)
+	}
+	cut := got.Content[1].(*mcp.TextContent).Text
+	if cut == "" || len(cut) >= 4000 || !strings.HasPrefix(strings.Repeat("é", 2000), cut) {
+		t.Errorf("the long text was cut to %d bytes, or not at a character", len(cut))
+	}
+	note := got.Content[2].(*mcp.TextContent).Text
+	if !strings.Contains(note, "max_result_bytes (1500)") || !strings.Contains(note, "2 part(s) omitted") {
+		t.Errorf("note: %q", note)
+	}
+	if len(big.Content) != 3 || big.StructuredContent == nil {
+		t.Error("Cap modified its argument")
+	}
+}
