@@ -8,10 +8,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/secrets"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/heddlehq/heddle/toolname"
 )
 
 // Kind is the live half of a grant kind other than mcp (usecase, sql, a2a,
@@ -48,16 +50,15 @@ type Instance interface {
 	Close() error
 }
 
-// Source provides tools to a toolset. Tools and Call are called
-// concurrently; implementations must be safe for that.
+// Source provides tools to a toolset: the calls every source has. What
+// only some sources have is an optional capability, found by type
+// assertion: TimedSource, CappedSource, FallibleSource. Tools and Call are
+// called concurrently; implementations must be safe for that.
 type Source interface {
-	// Kind is the grant kind, Name the source as configured (a server, SQL
-	// source or remote agent name; the kind's name for use cases), Prefix
-	// the name that qualifies clashing tools (Name with characters outside
-	// [A-Za-z0-9_-] made _).
-	Kind() string
+	// Name is the source as configured: a server, SQL source or remote
+	// agent name; the kind's name for use cases. Its sanitized form
+	// (characters outside [A-Za-z0-9_-] made _) qualifies clashing tools.
 	Name() string
-	Prefix() string
 	// Tools returns the source's tools and a generation number that changes
 	// when they do. Annotations drive policy: DestructiveHint, ReadOnlyHint,
 	// IdempotentHint.
@@ -65,10 +66,26 @@ type Source interface {
 	// Call runs one tool. A tool's own failure is a result with IsError; an
 	// error carrying a diag code becomes a refusal the model reads.
 	Call(ctx context.Context, tool *mcp.Tool, args map[string]any) (*mcp.CallToolResult, error)
-	// TransportTimeout is the wait for one call; MaxResultBytes caps one
-	// result; Down reports the source unavailable.
+}
+
+// TimedSource is a source with a wait of its own for one call (a server's
+// timeout_ms): past it the model reads a TRANSPORT_TIMEOUT refusal it may
+// retry. A source without one is bounded by the agent's tool_timeout_ms
+// alone.
+type TimedSource interface {
 	TransportTimeout() time.Duration
+}
+
+// CappedSource is a source whose results are capped at MaxResultBytes. A
+// source without a cap (the application's own operations) is trusted with
+// the size of what it returns.
+type CappedSource interface {
 	MaxResultBytes() int
+}
+
+// FallibleSource is a source that can be unavailable: while Down reports
+// true, its tools answer TOOL_UNAVAILABLE without a call.
+type FallibleSource interface {
 	Down() bool
 }
 
@@ -164,9 +181,11 @@ func kindsInPlan(p *plan.Plan, set *KindSet) (map[string]Kind, error) {
 	return out, nil
 }
 
-// kindSource adapts an exported Source to the toolset's internal one.
+// kindSource adapts a kind's Source, and the optional capabilities it
+// has, to the toolset's internal source.
 type kindSource struct {
 	Source
+	kindName, prefixName string
 
 	mu   sync.Mutex
 	gen  uint64
@@ -174,12 +193,34 @@ type kindSource struct {
 	defs []*toolDef
 }
 
-func (k *kindSource) kind() string                    { return k.Kind() }
-func (k *kindSource) name() string                    { return k.Name() }
-func (k *kindSource) prefix() string                  { return k.Prefix() }
-func (k *kindSource) transportTimeout() time.Duration { return k.TransportTimeout() }
-func (k *kindSource) maxResultBytes() int             { return k.MaxResultBytes() }
-func (k *kindSource) down() bool                      { return k.Down() }
+func newKindSource(kind string, src Source) *kindSource {
+	return &kindSource{Source: src, kindName: kind, prefixName: toolname.Sanitize(src.Name())}
+}
+
+func (k *kindSource) kind() string   { return k.kindName }
+func (k *kindSource) name() string   { return k.Name() }
+func (k *kindSource) prefix() string { return k.prefixName }
+
+// transportTimeout is the source's own wait, or 0 when it has none.
+func (k *kindSource) transportTimeout() time.Duration {
+	if t, ok := k.Source.(TimedSource); ok {
+		return t.TransportTimeout()
+	}
+	return 0
+}
+
+// maxResultBytes is the source's cap, or 0 when results are not capped.
+func (k *kindSource) maxResultBytes() int {
+	if c, ok := k.Source.(CappedSource); ok {
+		return c.MaxResultBytes()
+	}
+	return 0
+}
+
+func (k *kindSource) down() bool {
+	f, ok := k.Source.(FallibleSource)
+	return ok && f.Down()
+}
 
 func (k *kindSource) tools(ctx context.Context) ([]*toolDef, uint64, error) {
 	tools, gen, err := k.Tools(ctx)

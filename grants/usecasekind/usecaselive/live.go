@@ -31,7 +31,6 @@ import (
 	"maps"
 	"runtime/debug"
 	"slices"
-	"time"
 	"unsafe"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -46,11 +45,6 @@ import (
 // KindName is the grant kind this package serves, and the name and prefix of
 // every usecase source.
 const KindName = "usecase"
-
-// noTransport is the transport timeout of a use case: there is no
-// transport, so the call is bounded by the supervisor's tool_timeout_ms
-// alone (a longer timeout than the caller's deadline adds no timer).
-const noTransport = 365 * 24 * time.Hour
 
 // Kind is the live half of the usecase kind.
 type Kind struct{}
@@ -167,22 +161,16 @@ type source struct {
 	ops   map[string]*usecase.Operation
 }
 
-func (*source) Kind() string   { return KindName }
-func (*source) Name() string   { return KindName }
-func (*source) Prefix() string { return KindName }
+// Name is "usecase": the tools of every usecase grant come from the
+// application itself.
+func (*source) Name() string { return KindName }
 
 // Tools returns the grant's tools; they never change.
 func (s *source) Tools(context.Context) ([]*mcp.Tool, uint64, error) { return s.tools, 1, nil }
 
-// TransportTimeout is long: there is no transport to wait for.
-func (*source) TransportTimeout() time.Duration { return noTransport }
-
-// MaxResultBytes is 0, no cap: the result is the application's own value,
-// not a remote party's.
-func (*source) MaxResultBytes() int { return 0 }
-
-// Down is always false.
-func (*source) Down() bool { return false }
+// A use case has no transport to wait for, no remote party whose results
+// need a cap, and is never down: its source has none of the optional
+// capabilities (runtime.TimedSource, CappedSource, FallibleSource).
 
 // Call runs one use case on ctx, which carries the caller.
 func (s *source) Call(ctx context.Context, tool *mcp.Tool, args map[string]any) (res *mcp.CallToolResult, err error) {
