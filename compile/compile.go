@@ -182,8 +182,6 @@ func compileArtifact(env *grants.Env, kinds *grants.Set, configured map[string]g
 			pa.Grants = append(pa.Grants, plan.Grant{Kind: c.Kind, Spec: spec})
 		}
 	}
-	_, pds := policy.New(art.Policies, "policies")
-	ds = append(ds, pds...)
 	pa.Policies = plan.Policies{
 		ToolTimeoutMS: art.Policies.ToolTimeoutMS,
 		Approval:      art.Policies.Approval,
@@ -192,6 +190,9 @@ func compileArtifact(env *grants.Env, kinds *grants.Set, configured map[string]g
 	for _, r := range art.Policies.Rules {
 		pa.Policies.Rules = append(pa.Policies.Rules, plan.Rule{When: r.When, Effect: r.Effect})
 	}
+	// The plan's policies are checked as the runtime will build them.
+	_, pds := policy.New(pa.Policies, "policies")
+	ds = append(ds, pds...)
 	p.Agents[art.Name] = pa
 	return ds
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"testing"
 
-	"github.com/heddlehq/heddle/config"
+	"github.com/heddlehq/heddle/plan"
 )
 
 // BenchmarkCompile measures New on the design's policies block: two rules,
 // one glob and the approval setting.
 func BenchmarkCompile(b *testing.B) {
-	p := config.Policies{Approval: "ask", DeniedTools: []string{"delete_*"}, Rules: designRules}
+	p := plan.Policies{Approval: "ask", DeniedTools: []string{"delete_*"}, Rules: designRules}
 	celEnv() // building the shared environment is a one-time cost
 	b.ReportAllocs()
 	for b.Loop() {
@@ -22,14 +22,14 @@ func BenchmarkCompile(b *testing.B) {
 
 // BenchmarkDecide measures one decision against the same policies.
 func BenchmarkDecide(b *testing.B) {
-	s := mustNew(b, config.Policies{Approval: "ask", DeniedTools: []string{"delete_*"}, Rules: designRules})
+	s := mustNew(b, plan.Policies{Approval: "ask", DeniedTools: []string{"delete_*"}, Rules: designRules})
 	ctx := context.Background()
 	for _, bc := range []struct {
 		name string
 		set  *Set
 		in   Input
 	}{
-		{"no rules", mustNew(b, config.Policies{}), Input{Tool: restart, Caller: dev}},
+		{"no rules", mustNew(b, plan.Policies{}), Input{Tool: restart, Caller: dev}},
 		{"denied glob", s, Input{Tool: deleteUser, Caller: sre}},
 		{"first rule denies", s, Input{Tool: restart, Caller: dev}},
 		{"both rules, none match", s, Input{Tool: search, Caller: sre, Args: map[string]any{"limit": 10.0}}},

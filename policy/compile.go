@@ -11,6 +11,7 @@ import (
 
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/plan"
 )
 
 // Set is an agent's compiled policies: its denied_tools globs, its CEL rules
@@ -53,7 +54,7 @@ func newSet(approval Effect, approvalAt string, rules []rule) *Set {
 // it finds as a [diag.PolicyInvalid] diagnostic, and returns a nil Set when
 // any is an error, never a partial one. ToolTimeoutMS is the supervisor's and
 // is not read here.
-func New(p config.Policies, basePath string) (*Set, diag.Diagnostics) {
+func New(p plan.Policies, basePath string) (*Set, diag.Diagnostics) {
 	approvalAt := config.Join(basePath, "approval")
 	ds := CompileApproval(p.Approval, approvalAt)
 	ds = append(ds, CompileDeniedTools(p.DeniedTools, config.Join(basePath, "denied_tools"))...)
@@ -77,7 +78,7 @@ func New(p config.Policies, basePath string) (*Set, diag.Diagnostics) {
 // empty rule or one too expensive to run, each as [diag.PolicyInvalid] at
 // basePath.rules[i].when or basePath.rules[i].effect. Summaries carry CEL's
 // own message with its line and column within the rule text.
-func Compile(rules []config.Rule, basePath string) (*Set, diag.Diagnostics) {
+func Compile(rules []plan.Rule, basePath string) (*Set, diag.Diagnostics) {
 	compiled, ds := compileRules(rules, basePath)
 	if ds.HasErrors() {
 		return nil, ds
@@ -123,7 +124,7 @@ func CompileDeniedTools(globs []string, at string) diag.Diagnostics {
 }
 
 // compileRules compiles every rule, gathering every problem.
-func compileRules(rules []config.Rule, basePath string) ([]rule, diag.Diagnostics) {
+func compileRules(rules []plan.Rule, basePath string) ([]rule, diag.Diagnostics) {
 	var ds diag.Diagnostics
 	out := make([]rule, 0, len(rules))
 	base := config.Join(basePath, "rules")

@@ -6,8 +6,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/plan"
 )
 
 // coded is what tests compare: a diagnostic's code and path, never its words.
@@ -35,12 +35,12 @@ func invalid(paths ...string) []coded {
 func TestCompile(t *testing.T) {
 	tests := []struct {
 		name  string
-		rules []config.Rule
+		rules []plan.Rule
 		want  []coded
 	}{
 		{
 			name: "valid rules",
-			rules: []config.Rule{
+			rules: []plan.Rule{
 				{When: `tool.destructive && !("sre" in caller.roles)`, Effect: "deny"},
 				{When: `tool.server == "runbooks" && args.limit > 100`, Effect: "ask"},
 				{When: `caller.claims["team"] == "payments" || caller.subject.startsWith("svc-")`, Effect: "allow"},
@@ -52,77 +52,77 @@ func TestCompile(t *testing.T) {
 		{name: "no rules"},
 		{
 			name:  "typo in a caller field",
-			rules: []config.Rule{{When: `tool.destructive && !("sre" in caller.rolez)`, Effect: "deny"}},
+			rules: []plan.Rule{{When: `tool.destructive && !("sre" in caller.rolez)`, Effect: "deny"}},
 			want:  invalid("policies.rules[0].when"),
 		},
 		{
 			name:  "typo in a tool field",
-			rules: []config.Rule{{When: `tool.destructiv`, Effect: "deny"}},
+			rules: []plan.Rule{{When: `tool.destructiv`, Effect: "deny"}},
 			want:  invalid("policies.rules[0].when"),
 		},
 		{
 			name:  "undeclared variable",
-			rules: []config.Rule{{When: `toool.destructive`, Effect: "deny"}},
+			rules: []plan.Rule{{When: `toool.destructive`, Effect: "deny"}},
 			want:  invalid("policies.rules[0].when"),
 		},
 		{
 			name:  "type mismatch",
-			rules: []config.Rule{{When: `tool.name == 1`, Effect: "deny"}},
+			rules: []plan.Rule{{When: `tool.name == 1`, Effect: "deny"}},
 			want:  invalid("policies.rules[0].when"),
 		},
 		{
 			name:  "syntax error",
-			rules: []config.Rule{{When: `tool.name == "x" &&`, Effect: "deny"}},
+			rules: []plan.Rule{{When: `tool.name == "x" &&`, Effect: "deny"}},
 			want:  invalid("policies.rules[0].when"),
 		},
 		{
 			name:  "string result",
-			rules: []config.Rule{{When: `tool.name`, Effect: "deny"}},
+			rules: []plan.Rule{{When: `tool.name`, Effect: "deny"}},
 			want:  invalid("policies.rules[0].when"),
 		},
 		{
 			name:  "dyn result",
-			rules: []config.Rule{{When: `args.dry_run`, Effect: "allow"}},
+			rules: []plan.Rule{{When: `args.dry_run`, Effect: "allow"}},
 			want:  invalid("policies.rules[0].when"),
 		},
 		{
 			name:  "empty when",
-			rules: []config.Rule{{When: " \n", Effect: "deny"}},
+			rules: []plan.Rule{{When: " \n", Effect: "deny"}},
 			want:  invalid("policies.rules[0].when"),
 		},
 		{
 			name:  "bad effect",
-			rules: []config.Rule{{When: `true`, Effect: "block"}},
+			rules: []plan.Rule{{When: `true`, Effect: "block"}},
 			want:  invalid("policies.rules[0].effect"),
 		},
 		{
 			name:  "effect in capitals",
-			rules: []config.Rule{{When: `true`, Effect: "Deny"}},
+			rules: []plan.Rule{{When: `true`, Effect: "Deny"}},
 			want:  invalid("policies.rules[0].effect"),
 		},
 		{
 			name:  "missing effect",
-			rules: []config.Rule{{When: `true`}},
+			rules: []plan.Rule{{When: `true`}},
 			want:  invalid("policies.rules[0].effect"),
 		},
 		{
 			name:  "malformed regular expression",
-			rules: []config.Rule{{When: `tool.name.matches("[")`, Effect: "deny"}},
+			rules: []plan.Rule{{When: `tool.name.matches("[")`, Effect: "deny"}},
 			want:  invalid("policies.rules[0].when"),
 		},
 		{
 			name:  "too expensive",
-			rules: []config.Rule{{When: `caller.roles.exists(a, caller.roles.exists(b, caller.roles.exists(c, a + b == c)))`, Effect: "deny"}},
+			rules: []plan.Rule{{When: `caller.roles.exists(a, caller.roles.exists(b, caller.roles.exists(c, a + b == c)))`, Effect: "deny"}},
 			want:  invalid("policies.rules[0].when"),
 		},
 		{
 			name:  "too long",
-			rules: []config.Rule{{When: strings.Repeat("true && ", maxRuleLength/8) + "true", Effect: "deny"}},
+			rules: []plan.Rule{{When: strings.Repeat("true && ", maxRuleLength/8) + "true", Effect: "deny"}},
 			want:  invalid("policies.rules[0].when"),
 		},
 		{
 			name: "every problem in one call",
-			rules: []config.Rule{
+			rules: []plan.Rule{
 				{When: `caller.rolez`, Effect: "deny"},
 				{When: `true`, Effect: "allow"},
 				{When: `tool.name`, Effect: "nope"},
@@ -137,7 +137,7 @@ func TestCompile(t *testing.T) {
 		},
 		{
 			name:  "two errors in one rule",
-			rules: []config.Rule{{When: "tool.name == 1 &&\n  toool.x", Effect: "deny"}},
+			rules: []plan.Rule{{When: "tool.name == 1 &&\n  toool.x", Effect: "deny"}},
 			want:  invalid("policies.rules[0].when", "policies.rules[0].when"),
 		},
 	}
@@ -157,7 +157,7 @@ func TestCompile(t *testing.T) {
 // TestCompileLocation checks that a rule's errors are located within the
 // rule text, where CEL puts them, and carry nothing but CEL's message.
 func TestCompileLocation(t *testing.T) {
-	_, ds := Compile([]config.Rule{{When: "tool.name == \"x\" &&\n  caller.rolez", Effect: "deny"}}, "policies")
+	_, ds := Compile([]plan.Rule{{When: "tool.name == \"x\" &&\n  caller.rolez", Effect: "deny"}}, "policies")
 	if len(ds) != 1 {
 		t.Fatalf("got %d diagnostics, want 1: %v", len(ds), ds)
 	}
@@ -167,7 +167,7 @@ func TestCompileLocation(t *testing.T) {
 }
 
 func TestCompilePaths(t *testing.T) {
-	_, ds := Compile([]config.Rule{{When: `true`, Effect: "x"}}, "agents.triage.policies")
+	_, ds := Compile([]plan.Rule{{When: `true`, Effect: "x"}}, "agents.triage.policies")
 	want := invalid("agents.triage.policies.rules[0].effect")
 	if diff := cmp.Diff(want, codesOf(ds)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -177,36 +177,36 @@ func TestCompilePaths(t *testing.T) {
 func TestNew(t *testing.T) {
 	tests := []struct {
 		name string
-		p    config.Policies
+		p    plan.Policies
 		want []coded
 	}{
 		{
 			name: "the design example",
-			p: config.Policies{
+			p: plan.Policies{
 				ToolTimeoutMS: 25000,
 				Approval:      "ask",
 				DeniedTools:   []string{"delete_*", "drop_[a-z]*"},
-				Rules: []config.Rule{
+				Rules: []plan.Rule{
 					{When: `tool.destructive && !("sre" in caller.roles)`, Effect: "deny"},
 					{When: `tool.server == "runbooks" && args.limit > 100`, Effect: "ask"},
 				},
 			},
 		},
 		{name: "zero value"},
-		{name: "approval allow", p: config.Policies{Approval: "allow"}},
-		{name: "approval deny", p: config.Policies{Approval: "deny"}},
-		{name: "bad approval", p: config.Policies{Approval: "maybe"}, want: invalid("policies.approval")},
+		{name: "approval allow", p: plan.Policies{Approval: "allow"}},
+		{name: "approval deny", p: plan.Policies{Approval: "deny"}},
+		{name: "bad approval", p: plan.Policies{Approval: "maybe"}, want: invalid("policies.approval")},
 		{
 			name: "bad globs",
-			p:    config.Policies{DeniedTools: []string{"ok_*", "a[", "", `x\`}},
+			p:    plan.Policies{DeniedTools: []string{"ok_*", "a[", "", `x\`}},
 			want: invalid("policies.denied_tools[1]", "policies.denied_tools[2]", "policies.denied_tools[3]"),
 		},
 		{
 			name: "everything wrong at once",
-			p: config.Policies{
+			p: plan.Policies{
 				Approval:    "ASK",
 				DeniedTools: []string{"["},
-				Rules:       []config.Rule{{When: `caller.rolez`, Effect: "deny"}, {When: `true`, Effect: "permit"}},
+				Rules:       []plan.Rule{{When: `caller.rolez`, Effect: "deny"}, {When: `true`, Effect: "permit"}},
 			},
 			want: invalid("policies.approval", "policies.denied_tools[0]", "policies.rules[0].when", "policies.rules[1].effect"),
 		},

@@ -9,12 +9,12 @@ import (
 	"testing"
 
 	"github.com/heddlehq/heddle"
-	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/plan"
 )
 
 // mustNew builds a Set or fails the test.
-func mustNew(t testing.TB, p config.Policies) *Set {
+func mustNew(t testing.TB, p plan.Policies) *Set {
 	t.Helper()
 	s, ds := New(p, "policies")
 	if err := ds.Err(); err != nil {
@@ -30,7 +30,7 @@ var (
 	sre         = heddle.Identity{Subject: "alice", Roles: []string{"oncall", "sre"}, Claims: map[string]string{"team": "platform"}}
 	dev         = heddle.Identity{Subject: "bob", Roles: []string{"dev"}, Claims: map[string]string{"team": "payments"}}
 	anonymous   = heddle.Identity{}
-	designRules = []config.Rule{
+	designRules = []plan.Rule{
 		{When: `tool.destructive && !("sre" in caller.roles)`, Effect: "deny"},
 		{When: `tool.server == "runbooks" && args.limit > 100`, Effect: "ask"},
 	}
@@ -39,60 +39,60 @@ var (
 func TestDecide(t *testing.T) {
 	tests := []struct {
 		name     string
-		p        config.Policies
+		p        plan.Policies
 		in       Input
 		want     Effect
 		wantRule int
 	}{
 		// No rules: the approval setting decides for destructive tools.
-		{"destructive, approval ask", config.Policies{Approval: "ask"}, Input{Tool: restart}, Ask, -1},
-		{"destructive, approval allow", config.Policies{Approval: "allow"}, Input{Tool: restart}, Allow, -1},
-		{"destructive, approval deny", config.Policies{Approval: "deny"}, Input{Tool: restart}, Deny, -1},
-		{"destructive, approval unset", config.Policies{}, Input{Tool: restart}, Ask, -1},
-		{"read-only, approval ask", config.Policies{Approval: "ask"}, Input{Tool: search}, Allow, -1},
-		{"read-only, approval deny", config.Policies{Approval: "deny"}, Input{Tool: search}, Allow, -1},
+		{"destructive, approval ask", plan.Policies{Approval: "ask"}, Input{Tool: restart}, Ask, -1},
+		{"destructive, approval allow", plan.Policies{Approval: "allow"}, Input{Tool: restart}, Allow, -1},
+		{"destructive, approval deny", plan.Policies{Approval: "deny"}, Input{Tool: restart}, Deny, -1},
+		{"destructive, approval unset", plan.Policies{}, Input{Tool: restart}, Ask, -1},
+		{"read-only, approval ask", plan.Policies{Approval: "ask"}, Input{Tool: search}, Allow, -1},
+		{"read-only, approval deny", plan.Policies{Approval: "deny"}, Input{Tool: search}, Allow, -1},
 
 		// denied_tools come first, over the model-facing or original name.
-		{"denied glob", config.Policies{Approval: "allow", DeniedTools: []string{"delete_*"}}, Input{Tool: deleteUser, Caller: sre}, Deny, -1},
-		{"denied glob on original name", config.Policies{Approval: "allow", DeniedTools: []string{"delete_*"}},
+		{"denied glob", plan.Policies{Approval: "allow", DeniedTools: []string{"delete_*"}}, Input{Tool: deleteUser, Caller: sre}, Deny, -1},
+		{"denied glob on original name", plan.Policies{Approval: "allow", DeniedTools: []string{"delete_*"}},
 			Input{Tool: Tool{Name: "users__delete_user", OriginalName: "delete_user"}}, Deny, -1},
-		{"denied glob beats an allow rule", config.Policies{DeniedTools: []string{"search"}, Rules: []config.Rule{{When: "true", Effect: "allow"}}},
+		{"denied glob beats an allow rule", plan.Policies{DeniedTools: []string{"search"}, Rules: []plan.Rule{{When: "true", Effect: "allow"}}},
 			Input{Tool: search}, Deny, -1},
-		{"glob not matching", config.Policies{DeniedTools: []string{"delete_*"}}, Input{Tool: search}, Allow, -1},
+		{"glob not matching", plan.Policies{DeniedTools: []string{"delete_*"}}, Input{Tool: search}, Allow, -1},
 
 		// Roles.
-		{"sre may run a destructive tool", config.Policies{Approval: "allow", Rules: designRules}, Input{Tool: restart, Caller: sre}, Allow, -1},
-		{"dev may not", config.Policies{Approval: "allow", Rules: designRules}, Input{Tool: restart, Caller: dev}, Deny, 0},
-		{"anonymous may not", config.Policies{Approval: "allow", Rules: designRules}, Input{Tool: restart, Caller: anonymous}, Deny, 0},
-		{"sre with approval ask still asks", config.Policies{Approval: "ask", Rules: designRules}, Input{Tool: restart, Caller: sre}, Ask, -1},
+		{"sre may run a destructive tool", plan.Policies{Approval: "allow", Rules: designRules}, Input{Tool: restart, Caller: sre}, Allow, -1},
+		{"dev may not", plan.Policies{Approval: "allow", Rules: designRules}, Input{Tool: restart, Caller: dev}, Deny, 0},
+		{"anonymous may not", plan.Policies{Approval: "allow", Rules: designRules}, Input{Tool: restart, Caller: anonymous}, Deny, 0},
+		{"sre with approval ask still asks", plan.Policies{Approval: "ask", Rules: designRules}, Input{Tool: restart, Caller: sre}, Ask, -1},
 
 		// Arguments.
-		{"args over the limit ask", config.Policies{Rules: designRules}, Input{Tool: search, Caller: dev, Args: map[string]any{"limit": 500}}, Ask, 1},
-		{"args as JSON numbers", config.Policies{Rules: designRules}, Input{Tool: search, Caller: dev, Args: map[string]any{"limit": 100.5}}, Ask, 1},
-		{"args under the limit", config.Policies{Rules: designRules}, Input{Tool: search, Caller: dev, Args: map[string]any{"limit": 10}}, Allow, -1},
-		{"args on another server", config.Policies{Rules: designRules},
+		{"args over the limit ask", plan.Policies{Rules: designRules}, Input{Tool: search, Caller: dev, Args: map[string]any{"limit": 500}}, Ask, 1},
+		{"args as JSON numbers", plan.Policies{Rules: designRules}, Input{Tool: search, Caller: dev, Args: map[string]any{"limit": 100.5}}, Ask, 1},
+		{"args under the limit", plan.Policies{Rules: designRules}, Input{Tool: search, Caller: dev, Args: map[string]any{"limit": 10}}, Allow, -1},
+		{"args on another server", plan.Policies{Rules: designRules},
 			Input{Tool: Tool{Name: "q", Server: "warehouse", Kind: "sql"}, Args: map[string]any{"limit": 500}}, Allow, -1},
-		{"optional argument absent", config.Policies{Rules: []config.Rule{{When: `args.?limit.orValue(0) > 100`, Effect: "deny"}}}, Input{Tool: search}, Allow, -1},
-		{"has() on an absent argument", config.Policies{Rules: []config.Rule{{When: `has(args.limit) && args.limit > 100`, Effect: "deny"}}}, Input{Tool: search}, Allow, -1},
-		{"nested argument", config.Policies{Rules: []config.Rule{{When: `args.target.env == "prod"`, Effect: "ask"}}},
+		{"optional argument absent", plan.Policies{Rules: []plan.Rule{{When: `args.?limit.orValue(0) > 100`, Effect: "deny"}}}, Input{Tool: search}, Allow, -1},
+		{"has() on an absent argument", plan.Policies{Rules: []plan.Rule{{When: `has(args.limit) && args.limit > 100`, Effect: "deny"}}}, Input{Tool: search}, Allow, -1},
+		{"nested argument", plan.Policies{Rules: []plan.Rule{{When: `args.target.env == "prod"`, Effect: "ask"}}},
 			Input{Tool: restart, Caller: sre, Args: map[string]any{"target": map[string]any{"env": "prod"}}}, Ask, 0},
-		{"string functions on an argument", config.Policies{Rules: []config.Rule{{When: `string(args.sql).lowerAscii().contains("drop ")`, Effect: "deny"}}},
+		{"string functions on an argument", plan.Policies{Rules: []plan.Rule{{When: `string(args.sql).lowerAscii().contains("drop ")`, Effect: "deny"}}},
 			Input{Tool: Tool{Name: "query", Kind: "sql"}, Args: map[string]any{"sql": "DROP TABLE x"}}, Deny, 0},
 
 		// Claims and the first match.
-		{"claims", config.Policies{Rules: []config.Rule{{When: `"team" in caller.claims && caller.claims.team == "payments"`, Effect: "deny"}}},
+		{"claims", plan.Policies{Rules: []plan.Rule{{When: `"team" in caller.claims && caller.claims.team == "payments"`, Effect: "deny"}}},
 			Input{Tool: search, Caller: dev}, Deny, 0},
-		{"claims absent", config.Policies{Rules: []config.Rule{{When: `"team" in caller.claims && caller.claims.team == "payments"`, Effect: "deny"}}},
+		{"claims absent", plan.Policies{Rules: []plan.Rule{{When: `"team" in caller.claims && caller.claims.team == "payments"`, Effect: "deny"}}},
 			Input{Tool: search, Caller: anonymous}, Allow, -1},
-		{"first match wins", config.Policies{Rules: []config.Rule{
+		{"first match wins", plan.Policies{Rules: []plan.Rule{
 			{When: `tool.kind == "mcp"`, Effect: "allow"},
 			{When: `true`, Effect: "deny"},
 		}}, Input{Tool: restart}, Allow, 0},
-		{"a later rule decides", config.Policies{Rules: []config.Rule{
+		{"a later rule decides", plan.Policies{Rules: []plan.Rule{
 			{When: `tool.kind == "sql"`, Effect: "allow"},
 			{When: `tool.name == "search"`, Effect: "deny"},
 		}}, Input{Tool: search}, Deny, 1},
-		{"rule on tool hints", config.Policies{Rules: []config.Rule{{When: `!tool.read_only && !tool.idempotent`, Effect: "ask"}}},
+		{"rule on tool hints", plan.Policies{Rules: []plan.Rule{{When: `!tool.read_only && !tool.idempotent`, Effect: "ask"}}},
 			Input{Tool: Tool{Name: "append_note"}}, Ask, 0},
 	}
 	for _, tt := range tests {
@@ -116,27 +116,27 @@ func TestDecideFailsClosed(t *testing.T) {
 	const secret = "s3cr3t-value"
 	tests := []struct {
 		name     string
-		rules    []config.Rule
+		rules    []plan.Rule
 		in       Input
 		wantRule int
 	}{
 		{"missing argument", designRules, Input{Tool: search, Caller: sre}, 1},
 		{"missing argument with nil args", designRules, Input{Tool: search, Caller: sre, Args: nil}, 1},
-		{"argument of the wrong type", []config.Rule{{When: `args.limit > 100`, Effect: "allow"}},
+		{"argument of the wrong type", []plan.Rule{{When: `args.limit > 100`, Effect: "allow"}},
 			Input{Tool: search, Args: map[string]any{"limit": secret}}, 0},
-		{"failed conversion quoting the value", []config.Rule{{When: `int(args.n) > 1`, Effect: "allow"}},
+		{"failed conversion quoting the value", []plan.Rule{{When: `int(args.n) > 1`, Effect: "allow"}},
 			Input{Tool: search, Args: map[string]any{"n": secret}}, 0},
-		{"missing claim", []config.Rule{{When: `caller.claims.team == "x"`, Effect: "allow"}}, Input{Tool: search}, 0},
-		{"regular expression built at run time", []config.Rule{{When: `tool.name.matches(string(args.re))`, Effect: "allow"}},
+		{"missing claim", []plan.Rule{{When: `caller.claims.team == "x"`, Effect: "allow"}}, Input{Tool: search}, 0},
+		{"regular expression built at run time", []plan.Rule{{When: `tool.name.matches(string(args.re))`, Effect: "allow"}},
 			Input{Tool: search, Args: map[string]any{"re": "[" + secret}}, 0},
-		{"an allow rule after an error is not reached", []config.Rule{
+		{"an allow rule after an error is not reached", []plan.Rule{
 			{When: `args.limit > 1`, Effect: "deny"},
 			{When: `true`, Effect: "allow"},
 		}, Input{Tool: search}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := mustNew(t, config.Policies{Approval: "allow", Rules: tt.rules})
+			s := mustNew(t, plan.Policies{Approval: "allow", Rules: tt.rules})
 			d := s.Decide(context.Background(), tt.in)
 			if d.Effect != Deny || d.Rule != tt.wantRule {
 				t.Fatalf("Decide = %v (rule %d, %q); want deny (rule %d)", d.Effect, d.Rule, d.Reason, tt.wantRule)
@@ -161,7 +161,7 @@ func TestDecideCostLimit(t *testing.T) {
 	// Two nested comprehensions pass the compile-time estimate, which
 	// assumes lists of up to 100 roles, but not the run-time budget on a
 	// caller with thousands of them.
-	s := mustNew(t, config.Policies{Rules: []config.Rule{
+	s := mustNew(t, plan.Policies{Rules: []plan.Rule{
 		{When: `caller.roles.exists(a, caller.roles.exists(b, a + b == "nope"))`, Effect: "allow"},
 	}})
 	roles := make([]string, 3000)
@@ -175,7 +175,7 @@ func TestDecideCostLimit(t *testing.T) {
 }
 
 func TestDecideContextDone(t *testing.T) {
-	s := mustNew(t, config.Policies{Rules: []config.Rule{
+	s := mustNew(t, plan.Policies{Rules: []plan.Rule{
 		{When: `caller.roles.exists(r, r == "nope")`, Effect: "allow"},
 	}})
 	roles := make([]string, 10*interruptEvery)
@@ -243,7 +243,7 @@ func TestEffect(t *testing.T) {
 
 // TestDecideConcurrent shares one Set between goroutines; run with -race.
 func TestDecideConcurrent(t *testing.T) {
-	s := mustNew(t, config.Policies{Approval: "ask", DeniedTools: []string{"delete_*"}, Rules: designRules})
+	s := mustNew(t, plan.Policies{Approval: "ask", DeniedTools: []string{"delete_*"}, Rules: designRules})
 	ctx := context.Background()
 	cases := []struct {
 		in   Input

@@ -8,6 +8,7 @@ import (
 	"cel.dev/cel-go/common/cost"
 	"cel.dev/cel-go/ext"
 	"cel.dev/cel-go/interpreter"
+
 	"github.com/heddlehq/heddle"
 )
 

@@ -5,16 +5,16 @@ import (
 	"fmt"
 
 	"github.com/heddlehq/heddle"
-	"github.com/heddlehq/heddle/config"
+	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/policy"
 )
 
 // Example compiles the policies of an agent.yaml and decides three calls.
 func Example() {
-	set, ds := policy.New(config.Policies{
+	set, ds := policy.New(plan.Policies{
 		Approval:    "ask",
 		DeniedTools: []string{"delete_*"},
-		Rules: []config.Rule{
+		Rules: []plan.Rule{
 			{When: `tool.destructive && !("sre" in caller.roles)`, Effect: "deny"},
 			{When: `tool.server == "runbooks" && args.?limit.orValue(0) > 100`, Effect: "ask"},
 		},
@@ -39,7 +39,7 @@ func Example() {
 	}
 
 	// Rules are type-checked when they are compiled.
-	_, ds = policy.Compile([]config.Rule{{When: `"sre" in caller.rolez`, Effect: "deny"}}, "policies")
+	_, ds = policy.Compile([]plan.Rule{{When: `"sre" in caller.rolez`, Effect: "deny"}}, "policies")
 	fmt.Println(ds[0].Code, ds[0].Path)
 
 	// Output:

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/heddlehq/heddle"
-	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/plan"
 )
 
 // FuzzCompile feeds arbitrary rule text to Compile, and decides with what
@@ -44,7 +44,7 @@ func FuzzCompile(f *testing.F) {
 		Args:   map[string]any{"limit": 500.0, "query": "q", "sql": "select 1", "nested": map[string]any{"a": []any{1.0, "x"}}},
 	}
 	f.Fuzz(func(t *testing.T, when, effect string) {
-		set, ds := Compile([]config.Rule{{When: when, Effect: effect}}, "policies")
+		set, ds := Compile([]plan.Rule{{When: when, Effect: effect}}, "policies")
 		if (set == nil) != ds.HasErrors() {
 			t.Fatalf("set = %p with errors %v", set, ds)
 		}
