@@ -3,7 +3,6 @@ package a2alive
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -21,12 +20,6 @@ import (
 	"github.com/heddlehq/heddle/runtime"
 )
 
-// Backoff bounds of the background card fetches.
-var (
-	backoffFirst = 250 * time.Millisecond
-	backoffMax   = 30 * time.Second
-)
-
 // agent is one remote agent, shared by every grant of it. Its card, and the
 // endpoint chosen from it, are set once a fetch succeeds; until then the
 // agent is down. It is safe for concurrent use.
@@ -40,14 +33,15 @@ type agent struct {
 
 	ids atomic.Int64 // JSON-RPC request ids
 
-	mu       sync.Mutex
-	ep       *endpoint // nil while down
-	tool     *mcp.Tool
-	gen      uint64
-	code     diag.Code // why it is down
-	state    runtime.State
-	fetched  time.Time
-	retrying bool // a supervisor is running
+	mu      sync.Mutex
+	ep      *endpoint // nil while down
+	tool    *mcp.Tool
+	gen     uint64
+	code    diag.Code // why it is down
+	state   runtime.State
+	fetched time.Time
+
+	sup *runtime.Supervisor // fetches the card again while the agent is down
 }
 
 func newAgent(inst *instance, name string, spec *a2akind.Agent, base http.RoundTripper, strat authlive.Strategy) (*agent, error) {
@@ -62,6 +56,7 @@ func newAgent(inst *instance, name string, spec *a2akind.Agent, base http.RoundT
 	a := &agent{inst: inst, name: name, spec: spec, origin: &url.URL{Scheme: u.Scheme, Host: u.Host}, strat: strat,
 		state: runtime.StateConnecting, code: diag.A2AAgentUnreachable}
 	a.client = &http.Client{Transport: rt, CheckRedirect: a.checkRedirect}
+	a.sup = runtime.NewSupervisor(inst.ctx, a.refetch, nil)
 	a.tool = a.describe(nil)
 	a.gen = 1
 	return a, nil
@@ -107,8 +102,8 @@ func (a *agent) endpoint() *endpoint {
 	return a.ep
 }
 
-// markDown records that a call could not reach the agent, and starts
-// fetching its card again in the background.
+// markDown records that a call could not reach the agent, and wakes the
+// supervisor, which fetches its card again.
 func (a *agent) markDown() {
 	a.mu.Lock()
 	if a.ep == nil {
@@ -119,61 +114,25 @@ func (a *agent) markDown() {
 	a.gen++
 	a.mu.Unlock()
 	a.inst.log.Warn("remote agent unavailable", "agent", a.name, "code", diag.A2AAgentUnreachable)
-	a.supervise(false)
+	a.sup.Wake()
 }
 
-// superviseAfterDelay starts the background fetches of an agent that failed
-// at start-up: the first one after the first backoff.
-func (a *agent) superviseAfterDelay() { a.supervise(true) }
-
-// supervise fetches the card again with capped, jittered exponential
-// backoff until it succeeds or the runtime closes. One supervisor runs per
-// agent at a time.
-func (a *agent) supervise(delayFirst bool) {
-	a.mu.Lock()
-	if a.retrying {
-		a.mu.Unlock()
-		return
+// refetch is one attempt of the supervisor: it fetches the card, under the
+// start-up budget.
+func (a *agent) refetch(ctx context.Context) error {
+	if a.endpoint() != nil {
+		return nil
 	}
-	a.retrying = true
-	a.mu.Unlock()
-	started := a.inst.goSupervise(func() {
-		defer func() {
-			a.mu.Lock()
-			a.retrying = false
-			a.mu.Unlock()
-		}()
-		ctx := a.inst.ctx
-		delay := backoffFirst
-		for attempt := 0; ; attempt++ {
-			if attempt > 0 || delayFirst {
-				t := time.NewTimer(delay/2 + rand.N(delay/2+1))
-				select {
-				case <-ctx.Done():
-					t.Stop()
-					return
-				case <-t.C:
-				}
-				delay = min(delay*2, backoffMax)
-			}
-			actx, cancel := context.WithTimeout(ctx, time.Duration(a.inst.startup)*time.Millisecond)
-			err := a.connect(actx)
-			cancel()
-			if err == nil {
-				a.inst.log.Info("remote agent available", "agent", a.name)
-				return
-			}
-			if ctx.Err() != nil {
-				return
-			}
-			a.inst.log.Debug("remote agent still unavailable", "agent", a.name, "attempt", attempt+1, "reason", diag.Reason(err))
-		}
-	})
-	if !started {
-		a.mu.Lock()
-		a.retrying = false
-		a.mu.Unlock()
+	actx, cancel := context.WithTimeout(ctx, time.Duration(a.inst.startup)*time.Millisecond)
+	defer cancel()
+	err := a.connect(actx)
+	switch {
+	case err == nil:
+		a.inst.log.Info("remote agent available", "agent", a.name)
+	case ctx.Err() == nil:
+		a.inst.log.Debug("remote agent still unavailable", "agent", a.name, "reason", diag.Reason(err))
 	}
+	return err
 }
 
 // tools returns the agent's one tool and its generation.

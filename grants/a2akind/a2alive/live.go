@@ -60,7 +60,6 @@ import (
 	"sync"
 
 	authlive "github.com/heddlehq/heddle/auth/authlive"
-	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants/a2akind"
 	"github.com/heddlehq/heddle/plan"
@@ -87,7 +86,7 @@ func (Kind) Open(ctx context.Context, env runtime.KindEnv) (runtime.Instance, []
 	if closing == nil {
 		closing = context.Background()
 	}
-	inst := &instance{log: log, agents: map[string]*agent{}, startup: startupBudget(env.Plan)}
+	inst := &instance{log: log, agents: map[string]*agent{}, startup: env.Plan.Startup.TimeoutMS}
 	inst.ctx, inst.stop = context.WithCancel(closing)
 	base := env.HTTPTransport
 	if base == nil {
@@ -153,7 +152,7 @@ func (Kind) Open(ctx context.Context, env runtime.KindEnv) (runtime.Instance, []
 	})
 	for _, f := range failures {
 		if !f.Fatal {
-			inst.agents[f.Server].superviseAfterDelay()
+			inst.agents[f.Server].sup.Wake()
 		}
 	}
 	return inst, failures, nil
@@ -185,25 +184,8 @@ type instance struct {
 	ctx  context.Context
 	stop context.CancelFunc
 
-	mu     sync.Mutex // guards closed and wg.Add
+	mu     sync.Mutex // guards closed
 	closed bool
-	wg     sync.WaitGroup
-}
-
-// goSupervise runs f in a goroutine Close waits for, unless the instance is
-// closed.
-func (i *instance) goSupervise(f func()) bool {
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	if i.closed {
-		return false
-	}
-	i.wg.Add(1)
-	go func() {
-		defer i.wg.Done()
-		f()
-	}()
-	return true
 }
 
 // Source returns the tool of one grant: its remote agent.
@@ -239,7 +221,9 @@ func (i *instance) Close() error {
 	i.closed = true
 	i.mu.Unlock()
 	i.stop()
-	i.wg.Wait()
+	for _, a := range i.agents {
+		a.sup.Wait()
+	}
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(i.agents)) {
 		if s := i.agents[name].strat; s != nil {
@@ -252,13 +236,6 @@ func (i *instance) Close() error {
 		i.owned.CloseIdleConnections()
 	}
 	return errors.Join(errs...)
-}
-
-func startupBudget(p *plan.Plan) int {
-	if p.Startup.TimeoutMS > 0 {
-		return p.Startup.TimeoutMS
-	}
-	return config.DefaultStartupTimeoutMS
 }
 
 var (

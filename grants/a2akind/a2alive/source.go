@@ -9,7 +9,6 @@ import (
 
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/runtime"
-	"github.com/heddlehq/heddle/toolname"
 )
 
 // source is one grant of a remote agent: its one tool. Grants of one agent
@@ -18,9 +17,8 @@ type source struct {
 	a *agent
 }
 
-func (s *source) Kind() string   { return KindName }
-func (s *source) Name() string   { return s.a.name }
-func (s *source) Prefix() string { return toolname.Sanitize(s.a.name) }
+// Name is the name the deployment gives the remote agent.
+func (s *source) Name() string { return s.a.name }
 
 // Tools returns the agent's tool, also while the agent is down (its calls
 // answer TOOL_UNAVAILABLE then); the generation changes when the card does.
@@ -46,6 +44,7 @@ func (s *source) Down() bool { return s.a.endpoint() == nil }
 func (s *source) Call(ctx context.Context, _ *mcp.Tool, args map[string]any) (*mcp.CallToolResult, error) {
 	ep := s.a.endpoint()
 	if ep == nil {
+		s.a.sup.Wake() // a caller found it down: try now, not when the backoff says
 		return nil, diag.New(diag.ToolUnavailable, "the remote agent %s is unavailable; try again later", s.a.name)
 	}
 	text, ok := args["message"].(string)
@@ -67,4 +66,9 @@ func (s *source) Call(ctx context.Context, _ *mcp.Tool, args map[string]any) (*m
 	return nil, err
 }
 
-var _ runtime.Source = (*source)(nil)
+var (
+	_ runtime.Source         = (*source)(nil)
+	_ runtime.TimedSource    = (*source)(nil)
+	_ runtime.CappedSource   = (*source)(nil)
+	_ runtime.FallibleSource = (*source)(nil)
+)

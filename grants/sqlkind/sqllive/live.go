@@ -47,7 +47,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
@@ -62,7 +61,6 @@ import (
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/secrets"
-	"github.com/heddlehq/heddle/toolname"
 )
 
 // KindName is the grant kind this package serves.
@@ -115,8 +113,12 @@ func (Kind) Open(ctx context.Context, env runtime.KindEnv) (runtime.Instance, []
 		}
 		named := *src
 		named.Name = name
-		inst.dbs[name] = &database{inst: inst, name: name, spec: &named,
+		d := &database{inst: inst, name: name, spec: &named,
 			required: src.Required, state: runtime.StateConnecting}
+		if src.Driver == "postgres" {
+			d.sup = runtime.NewSupervisor(inst.ctx, d.reconnect, nil)
+		}
+		inst.dbs[name] = d
 	}
 	var (
 		wg       sync.WaitGroup
@@ -158,21 +160,6 @@ type instance struct {
 	log    *slog.Logger
 	ctx    context.Context // done when the runtime or the instance closes
 	cancel context.CancelFunc
-
-	mu     sync.Mutex
-	closed bool
-	wg     sync.WaitGroup // supervisors
-}
-
-// goSupervise runs f as a supervisor unless the instance is closing.
-func (i *instance) goSupervise(f func()) bool {
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	if i.closed {
-		return false
-	}
-	i.wg.Go(f)
-	return true
 }
 
 // Status reports each source as a dependency of kind sql.
@@ -186,11 +173,12 @@ func (i *instance) Status() []runtime.Dependency {
 
 // Close stops the supervisors and closes every database.
 func (i *instance) Close() error {
-	i.mu.Lock()
-	i.closed = true
-	i.mu.Unlock()
 	i.cancel()
-	i.wg.Wait()
+	for _, d := range i.dbs {
+		if d.sup != nil {
+			d.sup.Wait()
+		}
+	}
 	var errs []error
 	for _, name := range config.SortedKeys(i.dbs) {
 		if err := i.dbs[name].close(); err != nil {
@@ -248,14 +236,14 @@ type database struct {
 	// its supervisor (one at a time) touches it.
 	pgcfg *pgx.ConnConfig
 
-	mu       sync.Mutex
-	eng      engine // nil while not ready
-	stmts    map[string]*statement
-	state    runtime.State
-	code     diag.Code
-	readyAt  time.Time
-	tools    int // tools offered across agents, for Status
-	supering bool
+	mu      sync.Mutex
+	eng     engine // nil while not ready
+	stmts   map[string]*statement
+	state   runtime.State
+	code    diag.Code
+	readyAt time.Time
+	tools   int                 // tools offered across agents, for Status
+	sup     *runtime.Supervisor // PostgreSQL only: brings a lost pool back
 }
 
 // open opens the database at start-up. A failure to reach it is a Failure;
@@ -295,7 +283,7 @@ func (d *database) open(ctx context.Context, res secrets.Resolver) (*runtime.Fai
 	if err != nil {
 		return nil, err
 	}
-	if err := d.setReady(ctx, eng, false); err != nil {
+	if err := d.setReady(ctx, eng); err != nil {
 		eng.close()
 		return nil, err
 	}
@@ -303,9 +291,8 @@ func (d *database) open(ctx context.Context, res secrets.Resolver) (*runtime.Fai
 }
 
 // setReady installs an opened engine, with the statements rewritten and
-// prepared for it. A supervisor ends its supervision in the same step, so
-// that a connection lost right after starts the next one.
-func (d *database) setReady(ctx context.Context, eng engine, supervisor bool) error {
+// prepared for it.
+func (d *database) setReady(ctx context.Context, eng engine) error {
 	stmts := make(map[string]*statement, len(d.spec.Statements))
 	texts := make([]string, 0, len(d.spec.Statements))
 	for _, name := range config.SortedKeys(d.spec.Statements) {
@@ -320,9 +307,6 @@ func (d *database) setReady(ctx context.Context, eng engine, supervisor bool) er
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.eng, d.stmts, d.state, d.code, d.readyAt = eng, stmts, runtime.StateReady, "", time.Now()
-	if supervisor {
-		d.supering = false
-	}
 	return nil
 }
 
@@ -387,84 +371,63 @@ func (d *database) lost(eng engine) {
 	d.superviseSoon()
 }
 
-// superviseSoon starts the supervisor of a PostgreSQL source that is down,
-// unless it runs already: it reconnects with capped, jittered backoff —
-// resolving dsn_ref again each time, so rotated credentials are picked up —
-// checks the role again, and then makes the source ready. A role that could
-// write keeps the source down (SQL_NOT_READONLY) and ends it.
+// superviseSoon wakes the supervisor of a PostgreSQL source that is down
+// (runtime.Supervisor: capped, jittered backoff, single-flight, woken by
+// callers that find the source down). SQLite sources have no connection to
+// lose.
 func (d *database) superviseSoon() {
-	if d.spec.Driver != "postgres" {
-		return
+	if d.sup != nil {
+		d.sup.Wake()
+	}
+}
+
+// reconnect is one attempt of the supervisor: it resolves dsn_ref again —
+// so rotated credentials are picked up —, opens the pool, checks the role
+// again, and makes the source ready. A role that could write keeps the
+// source down (SQL_NOT_READONLY) and ends the attempts until a caller finds
+// it down again.
+func (d *database) reconnect(ctx context.Context) error {
+	d.mu.Lock()
+	up := d.state == runtime.StateReady || d.state == runtime.StateClosed
+	d.mu.Unlock()
+	if up {
+		return nil
+	}
+	actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if dsn, err := d.secrets.Resolve(actx, *d.spec.DSNRef); err != nil {
+		d.inst.log.Debug("sql source: dsn_ref does not resolve; reconnecting with the last value", "source", d.name, "code", diag.CodeOf(err))
+	} else if cfg, err := pgConfig(d.spec, dsn); err == nil {
+		d.pgcfg = cfg
+	}
+	e, err := openPostgres(actx, d.spec, d.pgcfg, true)
+	if err != nil {
+		if diag.CodeOf(err) == diag.SQLNotReadonly {
+			d.inst.log.Error("sql source reconnected with a role that could write; it stays down", "source", d.name, "code", diag.SQLNotReadonly, "reason", err.Error())
+			d.setDown(diag.SQLNotReadonly)
+			return nil
+		}
+		d.inst.log.Debug("sql source reconnect failed", "source", d.name, "reason", diag.Reason(err))
+		return err
 	}
 	d.mu.Lock()
-	if d.supering || d.state == runtime.StateClosed {
+	if d.state == runtime.StateClosed || ctx.Err() != nil {
 		d.mu.Unlock()
-		return
+		e.close()
+		return nil
 	}
-	d.supering = true
+	old := d.eng
 	d.mu.Unlock()
-	ctx := d.inst.ctx
-	started := d.inst.goSupervise(func() {
-		ready := false
-		defer func() {
-			if !ready { // setReady ended the supervision itself
-				d.mu.Lock()
-				d.supering = false
-				d.mu.Unlock()
-			}
-		}()
-		backoff := 250 * time.Millisecond
-		for {
-			wait := backoff/2 + rand.N(backoff/2+1)
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(wait):
-			}
-			backoff = min(2*backoff, 30*time.Second)
-			actx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			if dsn, err := d.secrets.Resolve(actx, *d.spec.DSNRef); err != nil {
-				d.inst.log.Debug("sql source: dsn_ref does not resolve; reconnecting with the last value", "source", d.name, "code", diag.CodeOf(err))
-			} else if cfg, err := pgConfig(d.spec, dsn); err == nil {
-				d.pgcfg = cfg
-			}
-			e, err := openPostgres(actx, d.spec, d.pgcfg, true)
-			cancel()
-			if err != nil {
-				if diag.CodeOf(err) == diag.SQLNotReadonly {
-					d.inst.log.Error("sql source reconnected with a role that could write; it stays down", "source", d.name, "code", diag.SQLNotReadonly, "reason", err.Error())
-					d.setDown(diag.SQLNotReadonly)
-					return
-				}
-				d.inst.log.Debug("sql source reconnect failed", "source", d.name, "reason", diag.Reason(err))
-				continue
-			}
-			d.mu.Lock()
-			if d.state == runtime.StateClosed || ctx.Err() != nil {
-				d.mu.Unlock()
-				e.close()
-				return
-			}
-			old := d.eng
-			d.mu.Unlock()
-			if err := d.setReady(ctx, e, true); err != nil {
-				e.close()
-				d.inst.log.Error("sql source cannot be made ready", "source", d.name, "reason", err.Error())
-				return
-			}
-			ready = true
-			if old != nil {
-				old.close()
-			}
-			d.inst.log.Info("sql source reconnected", "source", d.name)
-			return
-		}
-	})
-	if !started {
-		d.mu.Lock()
-		d.supering = false
-		d.mu.Unlock()
+	if err := d.setReady(ctx, e); err != nil {
+		e.close()
+		d.inst.log.Error("sql source cannot be made ready", "source", d.name, "reason", err.Error())
+		return nil
 	}
+	if old != nil {
+		old.close()
+	}
+	d.inst.log.Info("sql source reconnected", "source", d.name)
+	return nil
 }
 
 // newSource builds one agent's view of the source.
@@ -536,9 +499,8 @@ type source struct {
 	byName map[string]*toolSpec
 }
 
-func (*source) Kind() string     { return KindName }
-func (s *source) Name() string   { return s.db.name }
-func (s *source) Prefix() string { return toolname.Sanitize(s.db.name) }
+// Name is the name the deployment gives the source.
+func (s *source) Name() string { return s.db.name }
 
 // Tools returns the grant's tools; they never change, also while the
 // source is down.
@@ -570,6 +532,7 @@ func (s *source) Call(ctx context.Context, tool *mcp.Tool, args map[string]any) 
 	}
 	eng, stmts := s.db.current()
 	if eng == nil {
+		s.db.superviseSoon() // a caller found it down: try now, not when the backoff says
 		return nil, diag.New(diag.ToolUnavailable, "the database %s is unavailable; try again later", s.db.name)
 	}
 	var (
@@ -631,9 +594,12 @@ func errorResult(msg string) *mcp.CallToolResult {
 }
 
 var (
-	_ runtime.Kind     = Kind{}
-	_ runtime.Instance = (*instance)(nil)
-	_ runtime.Source   = (*source)(nil)
-	_ engine           = (*sqliteEngine)(nil)
-	_ engine           = (*pgEngine)(nil)
+	_ runtime.Kind           = Kind{}
+	_ runtime.Instance       = (*instance)(nil)
+	_ runtime.Source         = (*source)(nil)
+	_ runtime.TimedSource    = (*source)(nil)
+	_ runtime.CappedSource   = (*source)(nil)
+	_ runtime.FallibleSource = (*source)(nil)
+	_ engine                 = (*sqliteEngine)(nil)
+	_ engine                 = (*pgEngine)(nil)
 )
