@@ -309,6 +309,7 @@ const maxIdleConnsPerServer = 64
 func (rt *Runtime) newServer(name string) *server {
 	spec := mcpkind.PlanServers(rt.plan)[name]
 	s := &server{rt: rt, spec: spec, name: name, log: rt.log, state: StateConnecting}
+	s.sup = NewSupervisor(rt.supCtx, s.reconnect, nil)
 	s.stderr = childproc.NewStderrLog(rt.log, name)
 	if spec.Transport != "stdio" {
 		s.httpT = http.DefaultTransport.(*http.Transport).Clone()

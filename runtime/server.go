@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"os/exec"
 	"sync"
@@ -62,7 +61,7 @@ type server struct {
 	listedAt  time.Time
 	listing   chan struct{} // non-nil while a re-list runs
 	closing   bool
-	loop      bool // a reconnect loop is running
+	sup       *Supervisor // reconnects the server while it is down
 	refs      int
 	wg        sync.WaitGroup
 	downSince time.Time
@@ -109,6 +108,7 @@ func (s *server) release() {
 	if attempt != nil {
 		<-attempt // a connect in flight finishes (and closes its own session)
 	}
+	s.sup.Wait()
 	s.wg.Wait()
 	if s.strat != nil {
 		_ = s.strat.Close()
@@ -282,63 +282,35 @@ func (s *server) broken(sess *mcp.ClientSession, err error) {
 	s.superviseSoon()
 }
 
-// superviseSoon starts the reconnect loop unless one runs.
-func (s *server) superviseSoon() {
+// superviseSoon wakes the server's supervisor (Supervisor: capped, jittered
+// backoff, single-flight; the first attempt at once, and a caller that finds
+// the server down gets the next one now).
+func (s *server) superviseSoon() { s.sup.Wake() }
+
+// reconnect is one attempt of the supervisor, bounded by the start-up
+// budget. After it the server's tools are listed again (they may have
+// changed while it was away) and watchers told.
+func (s *server) reconnect(ctx context.Context) error {
 	s.mu.Lock()
-	if s.closing || s.loop {
-		s.mu.Unlock()
-		return
-	}
-	s.loop = true
-	s.wg.Add(1)
+	done := s.sess != nil || s.closing
 	s.mu.Unlock()
-	go s.reconnectLoop()
-}
-
-// Backoff bounds of the supervisor.
-var (
-	backoffFirst = 100 * time.Millisecond
-	backoffMax   = 30 * time.Second
-)
-
-// reconnectLoop reconnects with capped, jittered exponential backoff until
-// the server is ready again or closed. The first attempt is immediate.
-func (s *server) reconnectLoop() {
-	defer s.wg.Done()
-	defer func() {
-		s.mu.Lock()
-		s.loop = false
-		s.mu.Unlock()
-	}()
-	ctx := s.rt.supCtx
-	delay := backoffFirst
-	for attempt := 0; ; attempt++ {
-		if attempt > 0 {
-			d := delay/2 + rand.N(delay/2+1)
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(d):
-			}
-			delay = min(delay*2, backoffMax)
-		}
-		if ctx.Err() != nil {
-			return
-		}
-		actx, cancel := context.WithTimeout(ctx, s.rt.handshakeBudget())
-		err := s.connect(actx)
-		cancel()
-		if err == nil {
-			s.log.Info("server reconnected", "server", s.name)
-			s.markStale() // its tools may have changed while it was away
-			s.rt.notifyReconnected(s)
-			return
-		}
-		if errors.Is(err, errClosed) {
-			return
-		}
-		s.log.Debug("reconnect failed", "server", s.name, "attempt", attempt+1, "reason", errString(err))
+	if done {
+		return nil
 	}
+	actx, cancel := context.WithTimeout(ctx, s.rt.handshakeBudget())
+	defer cancel()
+	err := s.connect(actx)
+	switch {
+	case err == nil:
+		s.log.Info("server reconnected", "server", s.name)
+		s.markStale()
+		s.rt.notifyReconnected(s)
+		return nil
+	case errors.Is(err, errClosed):
+		return nil
+	}
+	s.log.Debug("reconnect failed", "server", s.name, "reason", errString(err))
+	return err
 }
 
 // session returns the live session, waiting for a connect attempt in flight
