@@ -121,88 +121,105 @@ type (
 
 // addFixedTools adds the tools listed in fixedTools.
 func (s *server) addFixedTools() {
-	addTool(s, &mcp.Tool{Name: "echo", Description: "Returns the given text unchanged."},
-		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, echoOut, error) {
-			return &mcp.CallToolResult{Content: textContent(in.Text)}, echoOut(in), nil
-		})
+	addTool(s, &mcp.Tool{Name: "echo", Description: "Returns the given text unchanged."}, echoText)
+	addTool(s, &mcp.Tool{Name: "add", Description: "Adds two numbers; the result is structured as {sum}."}, addNumbers)
+	addTool(s, &mcp.Tool{Name: "sleep", Description: "Sleeps for the given number of milliseconds, or until the call is cancelled."}, sleepFor)
+	addTool(s, &mcp.Tool{Name: "image", Description: "Returns a 1×1 PNG image and a line of text."}, returnImage)
+	addTool(s, &mcp.Tool{Name: "fail", Description: "Always fails: returns a tool error (isError: true)."}, alwaysFail)
+	addTool(s, &mcp.Tool{Name: "env", Description: "Returns the value of an environment variable of the server process (empty when unset)."}, readEnv)
+	addTool(s, &mcp.Tool{Name: "big", Description: "Returns a text of the given number of bytes."}, s.bigText)
+	addTool(s, &mcp.Tool{Name: "add_tool", Description: "Adds a tool that echoes its arguments; clients get notifications/tools/list_changed."}, s.addToolByName)
+	addTool(s, &mcp.Tool{Name: "remove_tool", Description: "Removes a tool; clients get notifications/tools/list_changed."}, s.removeToolByName)
+	addTool(s, &mcp.Tool{Name: "pid", Description: "Returns the server's process id and process group id."}, processIDs)
+	addTool(s, &mcp.Tool{Name: "spawn_child", Description: "Starts a grandchild process that ignores stdin EOF and SIGTERM, and returns its pid."}, s.spawnChild)
+}
 
-	addTool(s, &mcp.Tool{Name: "add", Description: "Adds two numbers; the result is structured as {sum}."},
-		func(_ context.Context, _ *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, addOut, error) {
-			return nil, addOut{Sum: in.A + in.B}, nil
-		})
+// echoText is the echo tool: the text back, as content and structured.
+func echoText(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, echoOut, error) {
+	return &mcp.CallToolResult{Content: textContent(in.Text)}, echoOut(in), nil
+}
 
-	addTool(s, &mcp.Tool{Name: "sleep", Description: "Sleeps for the given number of milliseconds, or until the call is cancelled."},
-		func(ctx context.Context, _ *mcp.CallToolRequest, in sleepIn) (*mcp.CallToolResult, sleepOut, error) {
-			if err := sleep(ctx, time.Duration(in.Ms)*time.Millisecond); err != nil {
-				return nil, sleepOut{}, err
-			}
-			return nil, sleepOut{SleptMs: in.Ms}, nil
-		})
+// addNumbers is the add tool: a structured result and no content of its own.
+func addNumbers(_ context.Context, _ *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, addOut, error) {
+	return nil, addOut{Sum: in.A + in.B}, nil
+}
 
-	addTool(s, &mcp.Tool{Name: "image", Description: "Returns a 1×1 PNG image and a line of text."},
-		func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{
-				&mcp.ImageContent{Data: tinyPNG(), MIMEType: "image/png"},
-				&mcp.TextContent{Text: "a 1x1 PNG"},
-			}}, nil, nil
-		})
+// sleepFor is the sleep tool; a cancelled call ends it early with an error.
+func sleepFor(ctx context.Context, _ *mcp.CallToolRequest, in sleepIn) (*mcp.CallToolResult, sleepOut, error) {
+	if err := sleep(ctx, time.Duration(in.Ms)*time.Millisecond); err != nil {
+		return nil, sleepOut{}, err
+	}
+	return nil, sleepOut{SleptMs: in.Ms}, nil
+}
 
-	addTool(s, &mcp.Tool{Name: "fail", Description: "Always fails: returns a tool error (isError: true)."},
-		func(_ context.Context, _ *mcp.CallToolRequest, in failIn) (*mcp.CallToolResult, any, error) {
-			if in.Message == "" {
-				in.Message = "the fail tool always fails"
-			}
-			return nil, nil, errors.New(in.Message)
-		})
+// returnImage is the image tool: content of two types in one result.
+func returnImage(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+	return &mcp.CallToolResult{Content: []mcp.Content{
+		&mcp.ImageContent{Data: tinyPNG(), MIMEType: "image/png"},
+		&mcp.TextContent{Text: "a 1x1 PNG"},
+	}}, nil, nil
+}
 
-	addTool(s, &mcp.Tool{Name: "env", Description: "Returns the value of an environment variable of the server process (empty when unset)."},
-		func(_ context.Context, _ *mcp.CallToolRequest, in envIn) (*mcp.CallToolResult, envOut, error) {
-			v, ok := os.LookupEnv(in.Name)
-			return &mcp.CallToolResult{Content: textContent(v)}, envOut{Name: in.Name, Value: v, Set: ok}, nil
-		})
+// alwaysFail is the fail tool: its error becomes a tool error, not a
+// protocol one.
+func alwaysFail(_ context.Context, _ *mcp.CallToolRequest, in failIn) (*mcp.CallToolResult, any, error) {
+	if in.Message == "" {
+		in.Message = "the fail tool always fails"
+	}
+	return nil, nil, errors.New(in.Message)
+}
 
-	addTool(s, &mcp.Tool{Name: "big", Description: "Returns a text of the given number of bytes."},
-		func(_ context.Context, _ *mcp.CallToolRequest, in bigIn) (*mcp.CallToolResult, any, error) {
-			n := in.Bytes
-			if n == 0 {
-				n = s.opts.oversizedBytes()
-			}
-			if n < 0 || n > maxBigBytes {
-				return nil, nil, fmt.Errorf("bytes must be between 0 and %d", maxBigBytes)
-			}
-			return &mcp.CallToolResult{Content: textContent(strings.Repeat("x", n))}, nil, nil
-		})
+// readEnv is the env tool, which shows what environment a server was
+// started with.
+func readEnv(_ context.Context, _ *mcp.CallToolRequest, in envIn) (*mcp.CallToolResult, envOut, error) {
+	v, ok := os.LookupEnv(in.Name)
+	return &mcp.CallToolResult{Content: textContent(v)}, envOut{Name: in.Name, Value: v, Set: ok}, nil
+}
 
-	addTool(s, &mcp.Tool{Name: "add_tool", Description: "Adds a tool that echoes its arguments; clients get notifications/tools/list_changed."},
-		func(_ context.Context, _ *mcp.CallToolRequest, in nameIn) (*mcp.CallToolResult, any, error) {
-			if in.Name == "" {
-				return nil, nil, errors.New("name is empty")
-			}
-			s.addEchoTool(in.Name)
-			return &mcp.CallToolResult{Content: textContent("added " + in.Name)}, nil, nil
-		})
+// bigText is the big tool: a text of the asked size, by default the
+// server's oversized one.
+func (s *server) bigText(_ context.Context, _ *mcp.CallToolRequest, in bigIn) (*mcp.CallToolResult, any, error) {
+	n := in.Bytes
+	if n == 0 {
+		n = s.opts.oversizedBytes()
+	}
+	if n < 0 || n > maxBigBytes {
+		return nil, nil, fmt.Errorf("bytes must be between 0 and %d", maxBigBytes)
+	}
+	return &mcp.CallToolResult{Content: textContent(strings.Repeat("x", n))}, nil, nil
+}
 
-	addTool(s, &mcp.Tool{Name: "remove_tool", Description: "Removes a tool; clients get notifications/tools/list_changed."},
-		func(_ context.Context, _ *mcp.CallToolRequest, in nameIn) (*mcp.CallToolResult, any, error) {
-			s.srv.RemoveTools(in.Name)
-			return &mcp.CallToolResult{Content: textContent("removed " + in.Name)}, nil, nil
-		})
+// addToolByName is the add_tool tool, which changes the server's list.
+func (s *server) addToolByName(_ context.Context, _ *mcp.CallToolRequest, in nameIn) (*mcp.CallToolResult, any, error) {
+	if in.Name == "" {
+		return nil, nil, errors.New("name is empty")
+	}
+	s.addEchoTool(in.Name)
+	return &mcp.CallToolResult{Content: textContent("added " + in.Name)}, nil, nil
+}
 
-	addTool(s, &mcp.Tool{Name: "pid", Description: "Returns the server's process id and process group id."},
-		func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, pidOut, error) {
-			out := pidOut{PID: os.Getpid(), PGID: processGroup()}
-			return &mcp.CallToolResult{Content: textContent(fmt.Sprintf("pid %d pgid %d", out.PID, out.PGID))}, out, nil
-		})
+// removeToolByName is the remove_tool tool, which changes the server's list.
+func (s *server) removeToolByName(_ context.Context, _ *mcp.CallToolRequest, in nameIn) (*mcp.CallToolResult, any, error) {
+	s.srv.RemoveTools(in.Name)
+	return &mcp.CallToolResult{Content: textContent("removed " + in.Name)}, nil, nil
+}
 
-	addTool(s, &mcp.Tool{Name: "spawn_child", Description: "Starts a grandchild process that ignores stdin EOF and SIGTERM, and returns its pid."},
-		func(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, spawnOut, error) {
-			pid, err := spawnSleeper()
-			if err != nil {
-				return nil, spawnOut{}, err
-			}
-			s.log.Info("spawned grandchild", "pid", pid)
-			return &mcp.CallToolResult{Content: textContent(fmt.Sprintf("pid %d", pid))}, spawnOut{PID: pid}, nil
-		})
+// processIDs is the pid tool, which lets a test find the server's process
+// and its group.
+func processIDs(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, pidOut, error) {
+	out := pidOut{PID: os.Getpid(), PGID: processGroup()}
+	return &mcp.CallToolResult{Content: textContent(fmt.Sprintf("pid %d pgid %d", out.PID, out.PGID))}, out, nil
+}
+
+// spawnChild is the spawn_child tool, which leaves a process behind for a
+// test of the runtime's clean-up to find.
+func (s *server) spawnChild(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, spawnOut, error) {
+	pid, err := spawnSleeper()
+	if err != nil {
+		return nil, spawnOut{}, err
+	}
+	s.log.Info("spawned grandchild", "pid", pid)
+	return &mcp.CallToolResult{Content: textContent(fmt.Sprintf("pid %d", pid))}, spawnOut{PID: pid}, nil
 }
 
 // tinyPNG returns a valid 1×1 PNG.
