@@ -131,7 +131,55 @@ func Open(ctx context.Context, p *plan.Plan, opts Options) (*Runtime, error) {
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 
-	rt := &Runtime{plan: p, opts: opts, servers: map[string]*server{}, toolsets: map[string]*Toolset{}}
+	rt := newRuntime(p, opts)
+	// The runtime owns cleanup: whatever step fails, everything opened
+	// before it — servers, kinds' instances, supervisors — is closed.
+	if err := rt.open(ctx, deadline, budget); err != nil {
+		rt.Close()
+		return nil, err
+	}
+	return rt, nil
+}
+
+// open runs start-up's steps under the one deadline.
+func (rt *Runtime) open(ctx context.Context, deadline time.Time, budget time.Duration) error {
+	names, err := rt.needed()
+	if err != nil {
+		return err
+	}
+	set := rt.opts.Kinds
+	if set == nil {
+		set = DefaultKinds()
+	}
+	kinds, err := kindsInPlan(rt.plan, set)
+	if err != nil {
+		return err
+	}
+	// Phase 1: secrets, auth and connections, all concurrent; each its own
+	// deadline a margin before the group's, so a slow one names itself.
+	hdeadline := deadline.Add(-handshakeMargin(budget))
+	failures, err := rt.openAll(ctx, hdeadline, names, kinds)
+	if err != nil {
+		return err
+	}
+	tolerated, err := rt.sortFailures(failures)
+	if err != nil {
+		return err
+	}
+	// Phase 2: list and verify filters of the servers that opened. A
+	// tolerated failure may have spent the budget: verification then gets
+	// a fresh one.
+	if tolerated {
+		var vcancel context.CancelFunc
+		ctx, vcancel = context.WithTimeout(context.WithoutCancel(ctx), budget)
+		defer vcancel()
+	}
+	return rt.verify(ctx)
+}
+
+// newRuntime is a runtime with its options' defaults, opening nothing yet.
+func newRuntime(p *plan.Plan, opts Options) *Runtime {
+	rt := &Runtime{plan: p, opts: opts, servers: map[string]*server{}, toolsets: map[string]*Toolset{}, instances: map[string]Instance{}}
 	rt.log = opts.Logger
 	if rt.log == nil {
 		rt.log = slog.New(slog.DiscardHandler)
@@ -149,121 +197,110 @@ func Open(ctx context.Context, p *plan.Plan, opts Options) (*Runtime, error) {
 		rt.opts.ClientVersion = "devel"
 	}
 	rt.supCtx, rt.supStop = context.WithCancel(context.Background())
+	return rt
+}
 
-	names, err := rt.needed()
-	if err != nil {
-		rt.Close()
-		return nil, err
+// openAll opens every server and every granted kind concurrently, each by
+// hdeadline. A dependency that could not be opened is a Failure; an error
+// of a kind's Open aborts start-up.
+func (rt *Runtime) openAll(ctx context.Context, hdeadline time.Time, names []string, kinds map[string]Kind) ([]*Failure, error) {
+	var (
+		g        errgroup.Group
+		mu       sync.Mutex
+		failures []*Failure
+		errs     []error
+	)
+	fail := func(fs ...*Failure) {
+		mu.Lock()
+		defer mu.Unlock()
+		failures = append(failures, fs...)
 	}
-	set := opts.Kinds
-	if set == nil {
-		set = DefaultKinds()
-	}
-	liveKinds, err := kindsInPlan(p, set)
-	if err != nil {
-		rt.Close()
-		return nil, err
-	}
-	rt.instances = map[string]Instance{}
-
-	// Phase 1: secrets, auth and connections, all concurrent.
-	margin := handshakeMargin(budget)
-	failures := make([]*Failure, len(names))
-	var g errgroup.Group
-	for i, name := range names {
+	for _, name := range names {
 		s := rt.newServer(name)
 		rt.servers[name] = s
 		release, _ := s.acquire()
 		rt.releases = append(rt.releases, release)
 		g.Go(func() error {
-			hctx, hcancel := context.WithDeadline(ctx, deadline.Add(-margin))
+			hctx, hcancel := context.WithDeadline(ctx, hdeadline)
 			defer hcancel()
-			if err := s.prepare(hctx); err != nil {
-				failures[i] = &Failure{Server: name, Kind: "mcp", Err: err, Fatal: true}
-				return nil
+			if f := s.open(hctx); f != nil {
+				fail(f)
 			}
-			if err := s.connect(hctx); err != nil {
-				failures[i] = &Failure{Server: name, Kind: "mcp", Err: err, Fatal: s.spec.Required}
-				return nil
-			}
-			// List at once, overlapping other servers' handshakes; a listing
-			// that fails here is tried again, and reported, by verify.
-			_, _, _ = s.refresh(hctx, true)
 			return nil
 		})
 	}
-	var (
-		kmu          sync.Mutex
-		kindErrs     []error
-		kindFailures []*Failure
-	)
-	for _, kname := range config.SortedKeys(liveKinds) {
-		k := liveKinds[kname]
+	for _, kname := range config.SortedKeys(kinds) {
 		g.Go(func() error {
-			hctx, hcancel := context.WithDeadline(ctx, deadline.Add(-margin))
+			hctx, hcancel := context.WithDeadline(ctx, hdeadline)
 			defer hcancel()
-			inst, fs, err := k.Open(hctx, KindEnv{Plan: p, Secrets: rt.opts.Secrets, Logger: rt.log,
+			inst, fs, err := kinds[kname].Open(hctx, KindEnv{Plan: rt.plan, Secrets: rt.opts.Secrets, Logger: rt.log,
 				HTTPTransport: rt.opts.HTTPTransport, Closing: rt.supCtx})
-			kmu.Lock()
-			defer kmu.Unlock()
-			if inst != nil {
-				rt.instances[kname] = inst
-			}
-			if err != nil {
-				kindErrs = append(kindErrs, err)
-			}
 			for _, f := range fs {
 				if f.Kind == "" {
 					f.Kind = kname
 				}
 			}
-			kindFailures = append(kindFailures, fs...)
+			fail(fs...)
+			mu.Lock()
+			defer mu.Unlock()
+			if inst != nil {
+				rt.instances[kname] = inst
+			}
+			if err != nil {
+				errs = append(errs, err)
+			}
 			return nil
 		})
 	}
 	_ = g.Wait()
-	failures = append(failures, kindFailures...)
-	if len(kindErrs) > 0 {
-		rt.Close()
-		return nil, errors.Join(kindErrs...)
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
 	}
+	slices.SortFunc(failures, func(a, b *Failure) int {
+		if c := strings.Compare(a.Server, b.Server); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Kind, b.Kind)
+	})
+	return failures, nil
+}
 
+// open prepares and connects one server at start-up, and lists its tools at
+// once, overlapping other servers' handshakes (a listing that fails here is
+// tried again, and reported, by verify).
+func (s *server) open(ctx context.Context) *Failure {
+	if err := s.prepare(ctx); err != nil {
+		return &Failure{Server: s.name, Kind: "mcp", Err: err, Fatal: true}
+	}
+	if err := s.connect(ctx); err != nil {
+		return &Failure{Server: s.name, Kind: "mcp", Err: err, Fatal: s.spec.Required}
+	}
+	_, _, _ = s.refresh(ctx, true)
+	return nil
+}
+
+// sortFailures logs tolerated failures and hands their servers to the
+// supervisor; it returns a StartupError naming every fatal one, and whether
+// any was tolerated.
+func (rt *Runtime) sortFailures(failures []*Failure) (tolerated bool, err error) {
 	var fatal []*Failure
-	tolerated := false
 	for _, f := range failures {
-		switch {
-		case f == nil:
-		case f.Fatal:
+		if f.Fatal {
 			fatal = append(fatal, f)
 			rt.log.Debug("required dependency failed at start-up", "server", f.Server, "code", diag.CodeOf(f.Err), "reason", diag.Reason(f.Err))
-		default:
-			tolerated = true
-			rt.log.Warn("optional dependency unavailable at start-up", "server", f.Server, "code", diag.CodeOf(f.Err))
-			rt.log.Debug("optional dependency unavailable at start-up", "server", f.Server, "reason", diag.Reason(f.Err))
-			if s := rt.servers[f.Server]; s != nil && f.Kind == "mcp" {
-				s.superviseSoon()
-			}
+			continue
+		}
+		tolerated = true
+		rt.log.Warn("optional dependency unavailable at start-up", "server", f.Server, "code", diag.CodeOf(f.Err))
+		rt.log.Debug("optional dependency unavailable at start-up", "server", f.Server, "reason", diag.Reason(f.Err))
+		if s := rt.servers[f.Server]; s != nil && f.Kind == "mcp" {
+			s.superviseSoon()
 		}
 	}
 	if len(fatal) > 0 {
-		rt.Close()
-		return nil, &StartupError{Failures: fatal}
+		return tolerated, &StartupError{Failures: fatal}
 	}
-
-	// Phase 2: list and verify filters of the servers that opened. A
-	// tolerated failure may have spent the budget: verification then gets
-	// a fresh one.
-	vctx := ctx
-	if tolerated {
-		var vcancel context.CancelFunc
-		vctx, vcancel = context.WithTimeout(context.WithoutCancel(ctx), budget)
-		defer vcancel()
-	}
-	if err := rt.verify(vctx); err != nil {
-		rt.Close()
-		return nil, err
-	}
-	return rt, nil
+	return tolerated, nil
 }
 
 // handshakeMargin is how much sooner than the group deadline each server's
