@@ -1,5 +1,7 @@
 package sqlkind
 
+import "strings"
+
 // Placeholder is one :name parameter in a statement's text.
 type Placeholder struct {
 	Name       string
@@ -13,34 +15,55 @@ type Placeholder struct {
 func Placeholders(sql string) []Placeholder {
 	var out []Placeholder
 	for i := 0; i < len(sql); {
-		c := sql[i]
-		switch {
-		case c == '\'' || c == '"' || c == '`':
-			i = skipQuoted(sql, i, c)
-		case c == '-' && i+1 < len(sql) && sql[i+1] == '-':
-			for i < len(sql) && sql[i] != '\n' {
-				i++
-			}
-		case c == '/' && i+1 < len(sql) && sql[i+1] == '*':
-			end := indexFrom(sql, "*/", i+2)
-			if end < 0 {
-				return out
-			}
-			i = end + 2
-		case c == ':' && i+1 < len(sql) && sql[i+1] == ':':
-			i += 2
-		case c == ':' && i+1 < len(sql) && isIdentStart(sql[i+1]) && (i == 0 || !isIdentPart(sql[i-1])):
-			j := i + 1
-			for j < len(sql) && isIdentPart(sql[j]) {
-				j++
-			}
-			out = append(out, Placeholder{Name: sql[i+1 : j], Start: i, End: j})
-			i = j
-		default:
-			i++
+		if next := skipIgnored(sql, i); next > i {
+			i = next
+			continue
 		}
+		if p, ok := placeholderAt(sql, i); ok {
+			out = append(out, p)
+			i = p.End
+			continue
+		}
+		i++
 	}
 	return out
+}
+
+// skipIgnored returns where the text that can hold no placeholder and
+// starts at i ends: a quoted string or identifier, a comment (an unclosed
+// one runs to the end) or a :: cast. It returns i when none starts there.
+func skipIgnored(sql string, i int) int {
+	rest := sql[i:]
+	switch {
+	case rest[0] == '\'' || rest[0] == '"' || rest[0] == '`':
+		return skipQuoted(sql, i, rest[0])
+	case strings.HasPrefix(rest, "--"):
+		if end := strings.IndexByte(rest, '\n'); end >= 0 {
+			return i + end
+		}
+		return len(sql)
+	case strings.HasPrefix(rest, "/*"):
+		if end := strings.Index(rest[2:], "*/"); end >= 0 {
+			return i + 2 + end + 2
+		}
+		return len(sql)
+	case strings.HasPrefix(rest, "::"):
+		return i + 2
+	}
+	return i
+}
+
+// placeholderAt returns the placeholder at i: a colon that does not end an
+// identifier, followed by one.
+func placeholderAt(sql string, i int) (Placeholder, bool) {
+	if sql[i] != ':' || i+1 == len(sql) || !isIdentStart(sql[i+1]) || i > 0 && isIdentPart(sql[i-1]) {
+		return Placeholder{}, false
+	}
+	j := i + 1
+	for j < len(sql) && isIdentPart(sql[j]) {
+		j++
+	}
+	return Placeholder{Name: sql[i+1 : j], Start: i, End: j}, true
 }
 
 func skipQuoted(s string, i int, q byte) int {
@@ -54,15 +77,6 @@ func skipQuoted(s string, i int, q byte) int {
 		}
 	}
 	return len(s)
-}
-
-func indexFrom(s, sub string, from int) int {
-	for i := from; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return i
-		}
-	}
-	return -1
 }
 
 func isIdentStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
