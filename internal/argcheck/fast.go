@@ -96,33 +96,46 @@ func plainSchema(s *jsonschema.Schema, root bool) bool {
 // it makes the echo tool's check 10× faster (BenchmarkCheck/echo: heddle
 // against no-quickValid).
 func quickValid(s *jsonschema.Schema, v any) bool {
-	if s.Type != "" {
-		var got string
-		switch v := v.(type) {
-		case nil:
-			got = "null"
-		case bool:
-			got = "boolean"
-		case string:
-			got = "string"
-		case float64:
-			got = "number"
-			if _, frac := math.Modf(v); frac == 0 {
-				got = "integer"
-			}
-		case map[string]any:
-			got = "object"
-		case []any:
-			got = "array"
-		}
-		if got != s.Type && !(got == "integer" && s.Type == "number") {
-			return false
-		}
+	if s.Type != "" && !hasType(v, s.Type) {
+		return false
 	}
 	obj, ok := v.(map[string]any)
-	if !ok {
-		return true
+	return !ok || objectValid(s, obj)
+}
+
+// hasType reports whether v is of the JSON type named want; an integer is a
+// number too.
+func hasType(v any, want string) bool {
+	got := jsonType(v)
+	return got == want || got == "integer" && want == "number"
+}
+
+// jsonType names the JSON type of v, a value of the types encoding/json
+// decodes into an any: "integer" for a whole number, "number" for any other.
+func jsonType(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case string:
+		return "string"
+	case float64:
+		if _, frac := math.Modf(v); frac == 0 {
+			return "integer"
+		}
+		return "number"
+	case map[string]any:
+		return "object"
+	case []any:
+		return "array"
 	}
+	return ""
+}
+
+// objectValid reports whether obj conforms to the object keywords of s:
+// properties, required, and additionalProperties false.
+func objectValid(s *jsonschema.Schema, obj map[string]any) bool {
 	for name, sub := range s.Properties {
 		if pv, present := obj[name]; present && !quickValid(sub, pv) {
 			return false
