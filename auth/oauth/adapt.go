@@ -50,23 +50,14 @@ type adapter struct {
 
 const grantTokenExchange = "urn:ietf:params:oauth:grant-type:token-exchange"
 
+// RoundTrip answers the identity provider's metadata lookups itself and
+// sends token requests with the configured client authentication; every
+// other request passes unchanged.
 func (a *adapter) RoundTrip(req *http.Request) (*http.Response, error) {
-	if a.idpMeta != nil && req.Method == http.MethodGet && a.idpURLs[strings.TrimSuffix(req.URL.Scheme+"://"+req.URL.Host+req.URL.Path, "/")] {
-		if req.Body != nil {
-			_ = req.Body.Close()
-		}
-		return &http.Response{
-			StatusCode: http.StatusOK, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-			Header:        http.Header{"Content-Type": {"application/json"}},
-			Body:          io.NopCloser(bytes.NewReader(a.idpMeta)),
-			ContentLength: int64(len(a.idpMeta)),
-			Request:       req,
-		}, nil
+	if a.isMetadataLookup(req) {
+		return a.metadata(req), nil
 	}
-	if a.method == "" || req.Method != http.MethodPost || req.Body == nil {
-		return a.next.RoundTrip(req)
-	}
-	if ct, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type")); ct != "application/x-www-form-urlencoded" {
+	if !a.mayBeTokenRequest(req) {
 		return a.next.RoundTrip(req)
 	}
 	body, err := io.ReadAll(io.LimitReader(req.Body, 1<<20))
@@ -78,6 +69,45 @@ func (a *adapter) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil || form.Get("grant_type") == "" || form.Get("grant_type") == grantTokenExchange {
 		return a.next.RoundTrip(withBody(req, body))
 	}
+	return a.next.RoundTrip(a.authenticate(req, form))
+}
+
+// isMetadataLookup reports whether req asks for the configured identity
+// provider's metadata.
+func (a *adapter) isMetadataLookup(req *http.Request) bool {
+	return a.idpMeta != nil && req.Method == http.MethodGet &&
+		a.idpURLs[strings.TrimSuffix(req.URL.Scheme+"://"+req.URL.Host+req.URL.Path, "/")]
+}
+
+// metadata is the identity provider's metadata, made from the settings, as
+// the answer to req.
+func (a *adapter) metadata(req *http.Request) *http.Response {
+	if req.Body != nil {
+		_ = req.Body.Close()
+	}
+	return &http.Response{
+		StatusCode: http.StatusOK, Status: "200 OK", Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header:        http.Header{"Content-Type": {"application/json"}},
+		Body:          io.NopCloser(bytes.NewReader(a.idpMeta)),
+		ContentLength: int64(len(a.idpMeta)),
+		Request:       req,
+	}
+}
+
+// mayBeTokenRequest reports whether req is a form POST whose client
+// authentication the setting decides; only its body tells for sure.
+func (a *adapter) mayBeTokenRequest(req *http.Request) bool {
+	if a.method == "" || req.Method != http.MethodPost || req.Body == nil {
+		return false
+	}
+	ct, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
+	return ct == "application/x-www-form-urlencoded"
+}
+
+// authenticate returns the token request req, whose body is form, with the
+// client's id and secret moved to where token_endpoint_auth puts them,
+// wherever go-sdk put them (the form or a Basic Authorization header).
+func (a *adapter) authenticate(req *http.Request, form url.Values) *http.Request {
 	r := req.Clone(req.Context())
 	id, secret := form.Get("client_id"), form.Get("client_secret")
 	if u, p, ok := req.BasicAuth(); ok {
@@ -95,18 +125,19 @@ func (a *adapter) RoundTrip(req *http.Request) (*http.Response, error) {
 			form.Set("client_id", id)
 		}
 	case "client_secret_post":
-		if id != "" {
-			form.Set("client_id", id)
-		}
-		if secret != "" {
-			form.Set("client_secret", secret)
-		}
+		setIfAny(form, "client_id", id)
+		setIfAny(form, "client_secret", secret)
 	case "none":
-		if id != "" {
-			form.Set("client_id", id)
-		}
+		setIfAny(form, "client_id", id)
 	}
-	return a.next.RoundTrip(withBody(r, []byte(form.Encode())))
+	return withBody(r, []byte(form.Encode()))
+}
+
+// setIfAny sets form's key to v unless v is empty.
+func setIfAny(form url.Values, key, v string) {
+	if v != "" {
+		form.Set(key, v)
+	}
 }
 
 func withBody(req *http.Request, body []byte) *http.Request {
