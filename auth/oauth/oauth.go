@@ -36,14 +36,9 @@ package oauth
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -155,51 +150,12 @@ func New(cfg Config, opts Options) (*Strategy, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Strategy{}
-	base := http.RoundTripper(nil)
-	client := opts.HTTPClient
-	if client == nil {
-		s.own = http.DefaultTransport.(*http.Transport).Clone()
-		base = s.own
-		client = &http.Client{Timeout: 30 * time.Second}
-	} else {
-		base = client.Transport
-		if base == nil {
-			base = http.DefaultTransport
-		}
-		c := *client
-		client = &c
-	}
-	client.Transport = adapt(base, &cfg)
-
+	client, own := httpClient(opts, &cfg)
 	closing, stop := context.WithCancel(context.Background())
-	s.stop = stop
-	fetcher, timeout := opts.Fetcher, opts.AuthorizationTimeout
-	if cfg.Flow == FlowAuthorizationCode && fetcher == nil {
-		if cfg.RedirectURL != "" {
-			fetcher = listenerFetcher(cfg.Name, cfg.RedirectURL, log)
-			if timeout == 0 {
-				timeout = 10 * time.Minute
-			}
-		} else {
-			fetcher = noFetcher(cfg.Name)
-			cfg.RedirectURL = "http://127.0.0.1/callback" // never used: go-sdk needs one
-		}
-	}
-	if timeout == 0 {
-		timeout = 2 * time.Minute
-	}
+	s := &Strategy{own: own, stop: stop}
+	fetcher, timeout := codeFetcher(&cfg, opts, log)
 	sc := newScrubber(cfg.ClientSecret, cfg.RefreshToken, cfg.IdPClientSecret)
-	if fetcher != nil { // an authorization code is a secret too, until redeemed
-		fetch := fetcher
-		fetcher = func(ctx context.Context, args *sdkauth.AuthorizationArgs) (*sdkauth.AuthorizationResult, error) {
-			res, err := fetch(ctx, args)
-			if res != nil {
-				sc.add(res.Code)
-			}
-			return res, err
-		}
-	}
+	fetcher = scrubbingCodes(fetcher, sc)
 	h := &handler{name: cfg.Name, flow: cfg.Flow, log: log, closing: closing, timeout: timeout, secrets: sc}
 	b := &builder{cfg: cfg, client: client, fetcher: fetcher, secrets: sc}
 	var err error
@@ -221,124 +177,67 @@ func New(cfg Config, opts Options) (*Strategy, error) {
 	return s, nil
 }
 
+// httpClient returns the client that sends discovery, registration and
+// token requests, through adapt, and the transport Close releases: the
+// strategy's own, or nil with Options.HTTPClient, which is copied, never
+// changed.
+func httpClient(opts Options, cfg *Config) (*http.Client, *http.Transport) {
+	if opts.HTTPClient == nil {
+		own := http.DefaultTransport.(*http.Transport).Clone()
+		return &http.Client{Timeout: 30 * time.Second, Transport: adapt(own, cfg)}, own
+	}
+	c := *opts.HTTPClient
+	base := c.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	c.Transport = adapt(base, cfg)
+	return &c, nil
+}
+
+// codeFetcher returns how the authorization_code flow gets a code, nil for
+// the other flows, and how long one authorization may take. Without
+// Options.Fetcher the code comes to the listener at redirect_url; without a
+// redirect_url (a refresh token alone) no code can come, and cfg gets the
+// redirect URL go-sdk needs all the same.
+func codeFetcher(cfg *Config, opts Options, log *slog.Logger) (sdkauth.AuthorizationCodeFetcher, time.Duration) {
+	fetcher, timeout := opts.Fetcher, opts.AuthorizationTimeout
+	if cfg.Flow == FlowAuthorizationCode && fetcher == nil {
+		if cfg.RedirectURL != "" {
+			fetcher = listenerFetcher(cfg.Name, cfg.RedirectURL, log)
+			if timeout == 0 {
+				timeout = 10 * time.Minute
+			}
+		} else {
+			fetcher = noFetcher(cfg.Name)
+			cfg.RedirectURL = "http://127.0.0.1/callback" // never used: go-sdk needs one
+		}
+	}
+	if timeout == 0 {
+		timeout = 2 * time.Minute
+	}
+	return fetcher, timeout
+}
+
+// scrubbingCodes returns fetch, or nil without one, adding every code it
+// fetches to sc: an authorization code is a secret too, until redeemed.
+func scrubbingCodes(fetch sdkauth.AuthorizationCodeFetcher, sc *scrubber) sdkauth.AuthorizationCodeFetcher {
+	if fetch == nil {
+		return nil
+	}
+	return func(ctx context.Context, args *sdkauth.AuthorizationArgs) (*sdkauth.AuthorizationResult, error) {
+		res, err := fetch(ctx, args)
+		if res != nil {
+			sc.add(res.Code)
+		}
+		return res, err
+	}
+}
+
 // invalid is MCP_AUTH_STRATEGY_INVALID with err's text in the message: the
 // reason names settings, never values, and an operator needs it.
 func invalid(name string, err error) error {
 	return diag.Wrap(diag.MCPAuthStrategyInvalid, err, "%s: auth strategy oauth: %s", name, strings.ReplaceAll(err.Error(), "\n", "; "))
-}
-
-// validate checks the settings of cfg's flow.
-func validate(cfg *Config, opts Options) error {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	notFor := func(setting string, set bool) {
-		if set {
-			bad("setting %s does not apply to flow %s", setting, cfg.Flow)
-		}
-	}
-	if cfg.ClientSecret != "" && cfg.ClientID == "" {
-		bad("client_secret_ref needs client_id or client_id_ref")
-	}
-	if m := cfg.TokenEndpointAuth; m != "" && !slices.Contains([]string{"client_secret_basic", "client_secret_post", "none"}, m) {
-		bad("token_endpoint_auth must be client_secret_basic, client_secret_post or none")
-	}
-	if cfg.TokenEndpointAuth == "none" && cfg.ClientSecret != "" {
-		bad("token_endpoint_auth none sends no client secret: drop client_secret_ref")
-	}
-	idp := cfg.IdPIssuer != "" || cfg.IdPTokenEndpoint != "" || cfg.IdPClientID != "" || cfg.IdPClientSecret != "" || cfg.IDToken != nil
-	switch cfg.Flow {
-	case FlowAuthorizationCode:
-		notFor("idp_*", idp)
-		if cfg.RedirectURL != "" && opts.Fetcher == nil {
-			if err := checkLoopbackRedirect(cfg.RedirectURL); err != nil {
-				bad("redirect_url: %v", err)
-			}
-		}
-		switch {
-		case cfg.RedirectURL == "" && opts.Fetcher != nil:
-			bad("flow authorization_code needs redirect_url")
-		case cfg.RedirectURL == "" && cfg.RefreshToken == "":
-			bad("flow authorization_code needs a way to get an authorization code: redirect_url (a loopback listener) or refresh_token_ref")
-		}
-		if cfg.RefreshToken != "" && (cfg.ClientID == "" || isMetadataURL(cfg.ClientID)) {
-			bad("refresh_token_ref needs the pre-registered client it was issued to: client_id or client_id_ref")
-		}
-	case FlowClientCredentials:
-		if cfg.ClientID == "" || cfg.ClientSecret == "" {
-			bad("flow client_credentials needs client_id (or client_id_ref) and client_secret_ref")
-		}
-		if cfg.TokenEndpointAuth == "none" {
-			bad("flow client_credentials authenticates the client: token_endpoint_auth cannot be none")
-		}
-		notFor("scopes", len(cfg.Scopes) > 0) // go-sdk requests the scopes the server names
-		notFor("redirect_url", cfg.RedirectURL != "")
-		notFor("refresh_token_ref", cfg.RefreshToken != "")
-		notFor("idp_*", idp)
-	case FlowEnterprise:
-		if cfg.ClientID == "" {
-			bad("flow enterprise needs client_id (or client_id_ref): heddle's client at the server's authorization server")
-		}
-		if cfg.IdPIssuer == "" || cfg.IdPClientID == "" || cfg.IDToken == nil {
-			bad("flow enterprise needs idp_issuer, idp_client_id and idp_token_ref")
-		}
-		for _, u := range []struct{ name, v string }{{"idp_issuer", cfg.IdPIssuer}, {"idp_token_endpoint", cfg.IdPTokenEndpoint}} {
-			if u.v != "" {
-				if err := checkHTTPSOrLoopback(u.v); err != nil {
-					bad("%s: %v", u.name, err)
-				}
-			}
-		}
-		notFor("redirect_url", cfg.RedirectURL != "")
-		notFor("refresh_token_ref", cfg.RefreshToken != "")
-	default:
-		bad("unknown flow %q", cfg.Flow)
-	}
-	return errors.Join(errs...)
-}
-
-// checkLoopbackRedirect accepts http://127.0.0.1:PORT/path (or [::1],
-// localhost): heddle listens there for the authorization response.
-func checkLoopbackRedirect(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return errors.New("not a URL")
-	}
-	if u.Scheme != "http" || !isLoopbackHost(u.Hostname()) {
-		return errors.New("must be a loopback http URL such as http://127.0.0.1:8765/callback: heddle listens there")
-	}
-	if p := u.Port(); p == "" || p == "0" {
-		return errors.New("needs an explicit port: the authorization server must know the redirect URI")
-	}
-	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return errors.New("must have no query, fragment or userinfo")
-	}
-	return nil
-}
-
-func checkHTTPSOrLoopback(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return errors.New("not an absolute URL")
-	}
-	if u.Scheme == "https" || (u.Scheme == "http" && isLoopbackHost(u.Hostname())) {
-		return nil
-	}
-	return errors.New("must be https (plain http only on loopback)")
-}
-
-func isLoopbackHost(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// isMetadataURL reports whether a client id is the URL of a client ID
-// metadata document: https with a path (go-sdk's own test).
-func isMetadataURL(id string) bool {
-	u, err := url.Parse(id)
-	return err == nil && u.Scheme == "https" && u.Host != "" && u.Path != "" && u.Path != "/"
 }
 
 // OAuthHandler returns the handler a Streamable HTTP transport gives go-sdk.
