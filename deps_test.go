@@ -57,6 +57,20 @@ func TestUsecaseIsLight(t *testing.T) {
 	}
 }
 
+// TestRuntimeNamesNoKind: the runtime's core — the deadline, the fan-out,
+// toolsets, names, policy and approval, watch, health, the lock — opens
+// every kind through its interface, so it depends on no kind's package, no
+// auth strategy with a live half of its own (oauth, the plugin host), and
+// no SQL driver or plugin machinery they bring.
+func TestRuntimeNamesNoKind(t *testing.T) {
+	t.Parallel()
+	assertNoDeps(t, module+"/runtime",
+		`^github\.com/heddlehq/heddle/grants/`,
+		`^github\.com/heddlehq/heddle/auth/(oauth|plugin)(/|$)`,
+		`^github\.com/heddlehq/heddle/builtin$`,
+		`grpc`, `go-plugin`, `pgx`, `^modernc\.org/sqlite(/|$)`)
+}
+
 // assertNoDeps fails t when pkg, or any package it imports directly or not,
 // has an import path matching one of the regular expressions forbidden. It
 // reports every such package, with the pattern it matched. One rule of the

@@ -28,6 +28,7 @@ import (
 	"github.com/heddlehq/heddle/grants/a2akind"
 	"github.com/heddlehq/heddle/grants/a2akind/a2alive"
 	"github.com/heddlehq/heddle/grants/mcpkind"
+	"github.com/heddlehq/heddle/grants/mcpkind/mcplive"
 	"github.com/heddlehq/heddle/grants/sqlkind"
 	"github.com/heddlehq/heddle/grants/sqlkind/sqllive"
 	"github.com/heddlehq/heddle/grants/usecasekind"
@@ -36,9 +37,9 @@ import (
 )
 
 // kinds is the one list of built-in kinds, in the order their parts appear
-// in a plan. The live half of mcp is the runtime's own.
+// in a plan.
 var kinds = []Kind{
-	{Config: mcpkind.Kind{}},
+	{Config: mcpkind.Kind{}, Live: mcplive.Kind{}},
 	{Config: usecasekind.Kind{}, Live: usecaselive.Kind{}},
 	{Config: sqlkind.Kind{}, Live: sqllive.Kind{}},
 	{Config: a2akind.Kind{}, Live: a2alive.Kind{}},
@@ -63,8 +64,7 @@ type Kind struct {
 	// Config is the config half: it owns the kind's ai.<section>, checks
 	// grants and contributes the kind's part of the plan.
 	Config grants.Kind
-	// Live is the live half the runtime opens. Only mcp, whose live half is
-	// the runtime's own, has none.
+	// Live is the live half the runtime opens.
 	Live runtime.Kind
 }
 
@@ -78,14 +78,14 @@ type Set struct {
 func Default() *Set { return New(kinds...) }
 
 // New returns a set of the given kinds, in order. It panics when a kind
-// other than mcp lacks its live half, or two kinds share a name or a
-// section: programming errors, found at start.
+// lacks a half, or two kinds share a name or a section: programming errors,
+// found at start.
 func New(ks ...Kind) *Set {
 	for _, k := range ks {
 		if k.Config == nil {
 			panic("builtin: a kind without its config half")
 		}
-		if k.Live == nil && k.Config.Name() != "mcp" {
+		if k.Live == nil {
 			panic(fmt.Sprintf("builtin: kind %q without its live half", k.Config.Name()))
 		}
 	}
@@ -110,9 +110,7 @@ func (s *Set) Grants() *grants.Set {
 func (s *Set) Runtime() *runtime.KindSet {
 	live := map[string]runtime.Kind{}
 	for _, k := range s.kinds {
-		if k.Live != nil {
-			live[k.Config.Name()] = k.Live
-		}
+		live[k.Config.Name()] = k.Live
 	}
 	return runtime.NewKindSet(live)
 }

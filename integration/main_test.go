@@ -3,6 +3,8 @@ package integration
 import (
 	"testing"
 
+	_ "github.com/heddlehq/heddle/builtin" // the built-in kinds and strategies, both halves
+
 	"go.uber.org/goleak"
 )
 

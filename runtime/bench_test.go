@@ -23,7 +23,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/heddlehq/heddle/grants/mcpkind"
 	"github.com/heddlehq/heddle/internal/testmcp"
 	"github.com/heddlehq/heddle/plan"
 	heddle "github.com/heddlehq/heddle/runtime"
@@ -99,7 +98,7 @@ func newBenchPair(b *testing.B, transport string) *benchPair {
 			return ct
 		}
 		api = "ai:\n  mcp_servers:\n    s: {url: http://127.0.0.1:1/mcp}\n"
-		opts.Dial = func(*mcpkind.Server) mcp.Transport { return connect() }
+		opts.Dial = func(string) mcp.Transport { return connect() }
 		rawT = connect
 	case "stdio":
 		api = "ai:\n  mcp_servers:\n    s: {transport: stdio, command: $TESTMCP}\n"

@@ -3,10 +3,8 @@ package runtime
 import (
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/heddlehq/heddle/config"
-	"github.com/heddlehq/heddle/diag"
 )
 
 // Report is the runtime's dependency report: what /readyz and heddle health
@@ -18,27 +16,11 @@ type Report struct {
 	Dependencies []Dependency `json:"dependencies"`
 }
 
-// Health reports every dependency: each MCP server the runtime opened
-// (including those only application code reaches through MCP), and each
-// dependency of the other kinds.
+// Health reports every dependency of every opened kind: each MCP server
+// (including those only application code reaches through MCP), SQL source
+// and remote agent.
 func (rt *Runtime) Health() Report {
 	r := Report{Ready: true, Dependencies: []Dependency{}}
-	for _, name := range config.SortedKeys(rt.servers) {
-		s := rt.servers[name]
-		st, code, tools, listed := s.status()
-		d := Dependency{Name: name, Kind: "mcp", State: st, Required: s.spec.Required, Tools: tools, Agents: slices.Clone(s.spec.GrantedTo)}
-		if st != StateReady {
-			d.Code = code
-			if d.Code == "" {
-				d.Code = diag.MCPServerUnreachable
-			}
-		}
-		if !listed.IsZero() {
-			t := listed.UTC().Truncate(time.Millisecond)
-			d.ListedAt = &t
-		}
-		r.Dependencies = append(r.Dependencies, d)
-	}
 	for _, kind := range config.SortedKeys(rt.instances) {
 		r.Dependencies = append(r.Dependencies, rt.instances[kind].Status()...)
 	}

@@ -52,7 +52,7 @@ func TestIndexFreshness(t *testing.T) {
 	src := &changingSource{}
 	src.set("a")
 	rt := &Runtime{}
-	ts := &Toolset{rt: rt, agent: &plan.Agent{Name: "x"}, sources: []source{newKindSource("fake", src)}}
+	ts := &Toolset{rt: rt, agent: &plan.Agent{Name: "x"}, sources: []*kindSource{newKindSource("fake", src)}}
 	ctx := context.Background()
 	names := func(bi *builtIndex) []string { return bi.names.names }
 

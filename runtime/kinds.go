@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -16,28 +18,54 @@ import (
 	"github.com/heddlehq/heddle/toolname"
 )
 
-// Kind is the live half of a grant kind other than mcp (usecase, sql, a2a,
-// or one an application adds). A set of kinds (package builtin) pairs it
-// with its config half; the compiler never imports it.
+// Kind is the live half of a grant kind: mcp, usecase, sql, a2a, or one an
+// application adds. A set of kinds (package builtin) pairs it with its config
+// half; the compiler never imports it, and the runtime names none.
 type Kind interface {
-	// Open opens what the plan declares for the kind — connection pools, a
-	// remote agent's card — once per Runtime, under the start-up deadline
-	// (ctx) and concurrently with the MCP servers. A dependency that cannot
-	// be opened is a Failure, Fatal when it is required; an error aborts
-	// start-up whatever the required setting (a secret that does not
-	// resolve, a database that would accept writes).
+	// Open opens what the plan declares for the kind — sessions, connection
+	// pools, a remote agent's card — once per Runtime, under the start-up
+	// deadline (ctx, which ends a margin before env.Deadline so that a slow
+	// dependency names itself) and concurrently with the other kinds. A
+	// dependency that cannot be opened is a Failure, Fatal when it is
+	// required; an error aborts start-up whatever the required setting (a
+	// secret that does not resolve, a database that would accept writes).
+	// Whatever Open returns, the runtime closes the Instance when start-up
+	// fails.
 	Open(ctx context.Context, env KindEnv) (Instance, []*Failure, error)
 }
 
-// KindEnv is what a kind's Open gets from the runtime.
+// KindEnv is what a kind's Open gets from the runtime: the plan, the
+// worker's facilities, and the options an application set for the kinds
+// that use them.
 type KindEnv struct {
 	Plan    *plan.Plan
 	Secrets secrets.Resolver
 	Logger  *slog.Logger
-	// HTTPTransport is the base transport for HTTP clients.
+	// HTTPTransport is the base transport for HTTP clients; nil means a
+	// transport of the kind's own.
 	HTTPTransport http.RoundTripper
 	// Closing is done when the runtime closes; supervisors stop then.
 	Closing context.Context
+	// Deadline is start-up's deadline, and Budget its length (the bound of
+	// one reconnect attempt later). A step after the handshakes — listing,
+	// verifying — may run until Deadline.
+	Deadline time.Time
+	Budget   time.Duration
+	// Events is how a kind tells the runtime that a dependency's tools
+	// changed.
+	Events Events
+	// LookupEnv reads the worker's environment for the allow-list of child
+	// processes.
+	LookupEnv func(string) (string, bool)
+	// ClientName and ClientVersion identify heddle to the peers it calls.
+	ClientName, ClientVersion string
+
+	// The options of the MCP protocol's clients (see Options).
+	Elicitation func(ctx context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+	Sampling    func(ctx context.Context, server string, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)
+	Dial        func(server string) mcp.Transport
+	MCPUses     []MCPUse
+	Lock        *Lock
 }
 
 // Instance is a kind opened for one Runtime.
@@ -84,10 +112,36 @@ type CappedSource interface {
 }
 
 // FallibleSource is a source that can be unavailable: while Down reports
-// true, its tools answer TOOL_UNAVAILABLE without a call.
+// true, a call to a tool the toolset cannot resolve answers TOOL_UNAVAILABLE
+// rather than TOOL_UNKNOWN (the tool may come back with its source).
 type FallibleSource interface {
 	Down() bool
 }
+
+// LingeringSource is a source whose transport reads the rest of a response
+// after handing the result over (Streamable HTTP): a successful call's
+// context must stay alive a moment longer, or the connection is dropped
+// rather than reused.
+type LingeringSource interface {
+	Lingers() bool
+}
+
+// NotifyingSource is a source whose tools change only when its kind says
+// so through KindEnv.Events: a toolset asks it for its tools again only
+// after an event, which keeps the call path free of its locks.
+type NotifyingSource interface {
+	NotifiesChanges()
+}
+
+// State is a dependency's connection state, as the health probe reports it.
+type State string
+
+const (
+	StateConnecting State = "connecting"
+	StateReady      State = "ready"
+	StateDown       State = "down"
+	StateClosed     State = "closed"
+)
 
 // Dependency is one thing the runtime depends on, as health reports it.
 type Dependency struct {
@@ -111,12 +165,12 @@ type KindSet struct {
 	m map[string]Kind
 }
 
-// NewKindSet returns a set of live halves. It panics on an empty name, a
-// nil kind, or "mcp", whose live half is the runtime's own.
+// NewKindSet returns a set of live halves. It panics on an empty name or a
+// nil kind.
 func NewKindSet(kinds map[string]Kind) *KindSet {
 	m := make(map[string]Kind, len(kinds))
 	for name, k := range kinds {
-		if name == "" || name == "mcp" || k == nil {
+		if name == "" || k == nil {
 			panic(fmt.Sprintf("runtime: NewKindSet with kind %q", name))
 		}
 		m[name] = k
@@ -131,6 +185,14 @@ func (s *KindSet) Lookup(name string) (Kind, bool) {
 	}
 	k, ok := s.m[name]
 	return k, ok
+}
+
+// Names returns the set's kinds, sorted.
+func (s *KindSet) Names() []string {
+	if s == nil {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(s.m))
 }
 
 var (
@@ -161,21 +223,26 @@ func DefaultKinds() *KindSet {
 	return defaultKinds
 }
 
-// kindsInPlan returns the live halves of the kinds the plan's agents grant,
-// and an error naming a granted kind the set lacks.
-func kindsInPlan(p *plan.Plan, set *KindSet) (map[string]Kind, error) {
+// kindsToOpen returns the live halves of the kinds the plan's agents grant
+// or declares resources for, and an error naming a granted kind the set
+// lacks.
+func kindsToOpen(p *plan.Plan, set *KindSet) (map[string]Kind, error) {
 	out := map[string]Kind{}
 	for _, a := range p.Agents {
 		for _, g := range a.Grants {
-			if g.Kind == "mcp" {
-				continue
-			}
 			k, ok := set.Lookup(g.Kind)
 			if !ok {
 				return nil, diag.New(diag.CapabilityKindUnknown,
 					"agent %s grants kind %q, which has no live half in this runtime's set of kinds", a.Name, g.Kind)
 			}
 			out[g.Kind] = k
+		}
+	}
+	// A kind whose resources only application code reaches (an MCP server
+	// a use case calls directly) is opened too; it opens only what is used.
+	for _, pt := range p.Parts {
+		if k, ok := set.Lookup(pt.Kind); ok {
+			out[pt.Kind] = k
 		}
 	}
 	return out, nil
@@ -240,8 +307,21 @@ func (k *kindSource) tools(ctx context.Context) ([]*toolDef, uint64, error) {
 	return defs, gen, nil
 }
 
-func (k *kindSource) call(ctx context.Context, d *toolDef, args map[string]any, _ *callConfig) (*mcp.CallToolResult, error) {
+func (k *kindSource) call(ctx context.Context, d *toolDef, args map[string]any, cc *callConfig) (*mcp.CallToolResult, error) {
+	if cc.progress != nil {
+		ctx = context.WithValue(ctx, progressKey{}, cc.progress)
+	}
 	return k.Call(ctx, d.tool, args)
+}
+
+func (k *kindSource) lingers() bool {
+	l, ok := k.Source.(LingeringSource)
+	return ok && l.Lingers()
+}
+
+func (k *kindSource) notifies() bool {
+	_, ok := k.Source.(NotifyingSource)
+	return ok
 }
 
 // defFromAnnotations reads a tool's policy flags from its annotations:

@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"os"
 	"sort"
-	"strings"
 
 	"github.com/heddlehq/heddle/config"
-	"github.com/heddlehq/heddle/diag"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -74,26 +72,34 @@ func ReadLock(path string) (*Lock, error) {
 	return &l, nil
 }
 
-// Lock pins the tools every opened server offers now.
+// Pinner is an instance whose dependencies' tools a lock pins (the MCP
+// servers): Pins returns what each offers now, keyed by dependency.
+type Pinner interface {
+	Pins() map[string][]*mcp.Tool
+}
+
+// Lock pins the tools every opened dependency that can be pinned offers now.
 func (rt *Runtime) Lock() *Lock {
 	l := &Lock{Version: LockVersion, Servers: map[string]ServerLock{}}
-	for _, name := range config.SortedKeys(rt.servers) {
-		s := rt.servers[name]
-		s.mu.Lock()
-		tools := s.tools
-		s.mu.Unlock()
-		sl := ServerLock{Tools: map[string]ToolLock{}}
-		for _, t := range tools {
-			sl.Tools[t.Name] = LockTool(t)
+	for _, kind := range config.SortedKeys(rt.instances) {
+		p, ok := rt.instances[kind].(Pinner)
+		if !ok {
+			continue
 		}
-		l.Servers[name] = sl
+		for name, tools := range p.Pins() {
+			sl := ServerLock{Tools: map[string]ToolLock{}}
+			for _, t := range tools {
+				sl.Tools[t.Name] = LockTool(t)
+			}
+			l.Servers[name] = sl
+		}
 	}
 	return l
 }
 
-// lockDiff lists the pinned tools of server that changed or vanished in
-// tools. New tools are not listed: they are logged.
-func (l *Lock) diff(server string, tools []*mcp.Tool) (changed []string, added []string) {
+// Diff lists the pinned tools of server that changed or vanished in tools,
+// and the tools the lock does not pin (to be logged, not refused).
+func (l *Lock) Diff(server string, tools []*mcp.Tool) (changed []string, added []string) {
 	sl, ok := l.Servers[server]
 	if !ok {
 		return nil, nil
@@ -118,30 +124,13 @@ func (l *Lock) diff(server string, tools []*mcp.Tool) (changed []string, added [
 	return changed, added
 }
 
-// checkLock verifies a server's listing against the lock at start-up.
-func (rt *Runtime) checkLock(s *server) error {
-	if rt.opts.Lock == nil {
-		return nil
-	}
-	s.mu.Lock()
-	tools := s.tools
-	s.mu.Unlock()
-	changed, added := rt.opts.Lock.diff(s.name, tools)
-	if len(added) > 0 {
-		rt.log.Warn("server offers tools heddle.lock does not pin", "server", s.name, "tools", strings.Join(added, ","))
-	}
-	if len(changed) > 0 {
-		return diag.New(diag.ToolDefinitionChanged, "server %s: tools changed since heddle.lock was written: %s", s.name, strings.Join(changed, ", "))
-	}
-	return nil
-}
-
-// pinned reports whether a tool still matches the lock (true without one).
-func (rt *Runtime) pinned(server string, t *mcp.Tool) bool {
-	if rt.opts.Lock == nil {
+// Pinned reports whether a tool of server still matches the lock; a nil
+// lock, and a tool or server it does not pin, match.
+func (l *Lock) Pinned(server string, t *mcp.Tool) bool {
+	if l == nil {
 		return true
 	}
-	sl, ok := rt.opts.Lock.Servers[server]
+	sl, ok := l.Servers[server]
 	if !ok {
 		return true
 	}

@@ -37,11 +37,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/heddlehq/heddle/auth/authlive"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
-	"github.com/heddlehq/heddle/grants/mcpkind"
-	"github.com/heddlehq/heddle/internal/childproc"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/secrets"
 )
@@ -69,9 +66,10 @@ type Options struct {
 	Elicitation func(ctx context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error)
 	// Sampling answers servers' sampling requests. nil declines.
 	Sampling func(ctx context.Context, server string, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)
-	// Dial, when set, supplies the transport of every connection attempt
-	// instead of the plan's (tests use in-memory transports through it).
-	Dial func(server *mcpkind.Server) mcp.Transport
+	// Dial, when set, supplies the transport of every connection attempt to
+	// the MCP server it names, instead of the plan's (tests use in-memory
+	// transports through it).
+	Dial func(server string) mcp.Transport
 	// MCPUses declares servers that application code reaches directly
 	// through Runtime.MCP; they are opened, verified and health-checked
 	// like an agent's grants.
@@ -99,10 +97,8 @@ type Runtime struct {
 	opts Options
 	log  *slog.Logger
 
-	servers   map[string]*server
-	toolsGen  atomic.Uint64 // bumped when any server's tools go stale or change
-	releases  []func()
-	instances map[string]Instance // opened kinds other than mcp
+	toolsGen  atomic.Uint64       // bumped when any dependency's tools go stale or change
+	instances map[string]Instance // the opened kinds, by name
 
 	supCtx   context.Context
 	supStop  context.CancelFunc
@@ -143,43 +139,32 @@ func Open(ctx context.Context, p *plan.Plan, opts Options) (*Runtime, error) {
 
 // open runs start-up's steps under the one deadline.
 func (rt *Runtime) open(ctx context.Context, deadline time.Time, budget time.Duration) error {
-	names, err := rt.needed()
-	if err != nil {
-		return err
-	}
 	set := rt.opts.Kinds
 	if set == nil {
 		set = DefaultKinds()
 	}
-	kinds, err := kindsInPlan(rt.plan, set)
+	kinds, err := kindsToOpen(rt.plan, set)
 	if err != nil {
 		return err
 	}
-	// Phase 1: secrets, auth and connections, all concurrent; each its own
-	// deadline a margin before the group's, so a slow one names itself.
+	// Every kind opens concurrently, each by a deadline a margin before the
+	// group's, so that a slow dependency names itself.
 	hdeadline := deadline.Add(-handshakeMargin(budget))
-	failures, err := rt.openAll(ctx, hdeadline, names, kinds)
+	failures, err := rt.openAll(ctx, hdeadline, deadline, budget, kinds)
 	if err != nil {
 		return err
 	}
-	tolerated, err := rt.sortFailures(failures)
-	if err != nil {
+	if err := rt.sortFailures(failures); err != nil {
 		return err
 	}
-	// Phase 2: list and verify filters of the servers that opened. A
-	// tolerated failure may have spent the budget: verification then gets
-	// a fresh one.
-	if tolerated {
-		var vcancel context.CancelFunc
-		ctx, vcancel = context.WithTimeout(context.WithoutCancel(ctx), budget)
-		defer vcancel()
-	}
-	return rt.verify(ctx)
+	// Every toolset is built now, so that a name clash fails start-up
+	// rather than a call.
+	return rt.buildToolsets(ctx)
 }
 
 // newRuntime is a runtime with its options' defaults, opening nothing yet.
 func newRuntime(p *plan.Plan, opts Options) *Runtime {
-	rt := &Runtime{plan: p, opts: opts, servers: map[string]*server{}, toolsets: map[string]*Toolset{}, instances: map[string]Instance{}}
+	rt := &Runtime{plan: p, opts: opts, toolsets: map[string]*Toolset{}, instances: map[string]Instance{}}
 	rt.log = opts.Logger
 	if rt.log == nil {
 		rt.log = slog.New(slog.DiscardHandler)
@@ -200,49 +185,29 @@ func newRuntime(p *plan.Plan, opts Options) *Runtime {
 	return rt
 }
 
-// openAll opens every server and every granted kind concurrently, each by
-// hdeadline. A dependency that could not be opened is a Failure; an error
-// of a kind's Open aborts start-up.
-func (rt *Runtime) openAll(ctx context.Context, hdeadline time.Time, names []string, kinds map[string]Kind) ([]*Failure, error) {
+// openAll opens every kind concurrently, each by hdeadline. A dependency
+// that could not be opened is a Failure; an error of a kind's Open aborts
+// start-up.
+func (rt *Runtime) openAll(ctx context.Context, hdeadline, deadline time.Time, budget time.Duration, kinds map[string]Kind) ([]*Failure, error) {
 	var (
 		g        errgroup.Group
 		mu       sync.Mutex
 		failures []*Failure
 		errs     []error
 	)
-	fail := func(fs ...*Failure) {
-		mu.Lock()
-		defer mu.Unlock()
-		failures = append(failures, fs...)
-	}
-	for _, name := range names {
-		s := rt.newServer(name)
-		rt.servers[name] = s
-		release, _ := s.acquire()
-		rt.releases = append(rt.releases, release)
-		g.Go(func() error {
-			hctx, hcancel := context.WithDeadline(ctx, hdeadline)
-			defer hcancel()
-			if f := s.open(hctx); f != nil {
-				fail(f)
-			}
-			return nil
-		})
-	}
 	for _, kname := range config.SortedKeys(kinds) {
 		g.Go(func() error {
 			hctx, hcancel := context.WithDeadline(ctx, hdeadline)
 			defer hcancel()
-			inst, fs, err := kinds[kname].Open(hctx, KindEnv{Plan: rt.plan, Secrets: rt.opts.Secrets, Logger: rt.log,
-				HTTPTransport: rt.opts.HTTPTransport, Closing: rt.supCtx})
+			inst, fs, err := kinds[kname].Open(hctx, rt.kindEnv(deadline, budget))
+			mu.Lock()
+			defer mu.Unlock()
 			for _, f := range fs {
 				if f.Kind == "" {
 					f.Kind = kname
 				}
 			}
-			fail(fs...)
-			mu.Lock()
-			defer mu.Unlock()
+			failures = append(failures, fs...)
 			if inst != nil {
 				rt.instances[kname] = inst
 			}
@@ -265,24 +230,32 @@ func (rt *Runtime) openAll(ctx context.Context, hdeadline time.Time, names []str
 	return failures, nil
 }
 
-// open prepares and connects one server at start-up, and lists its tools at
-// once, overlapping other servers' handshakes (a listing that fails here is
-// tried again, and reported, by verify).
-func (s *server) open(ctx context.Context) *Failure {
-	if err := s.prepare(ctx); err != nil {
-		return &Failure{Server: s.name, Kind: "mcp", Err: err, Fatal: true}
+// kindEnv is what every kind's Open gets.
+func (rt *Runtime) kindEnv(deadline time.Time, budget time.Duration) KindEnv {
+	o := rt.opts
+	return KindEnv{Plan: rt.plan, Secrets: o.Secrets, Logger: rt.log, HTTPTransport: o.HTTPTransport,
+		Closing: rt.supCtx, Deadline: deadline, Budget: budget, Events: events{rt},
+		LookupEnv: o.LookupEnv, ClientName: o.ClientName, ClientVersion: o.ClientVersion,
+		Elicitation: o.Elicitation, Sampling: o.Sampling, Dial: o.Dial, MCPUses: o.MCPUses, Lock: o.Lock}
+}
+
+// buildToolsets builds every agent's toolset and its name index.
+func (rt *Runtime) buildToolsets(ctx context.Context) error {
+	for _, agent := range config.SortedKeys(rt.plan.Agents) {
+		ts, err := rt.Toolset(agent)
+		if err != nil {
+			return err
+		}
+		if _, err := ts.index(ctx); err != nil {
+			return err
+		}
 	}
-	if err := s.connect(ctx); err != nil {
-		return &Failure{Server: s.name, Kind: "mcp", Err: err, Fatal: s.spec.Required}
-	}
-	_, _, _ = s.refresh(ctx, true)
 	return nil
 }
 
-// sortFailures logs tolerated failures and hands their servers to the
-// supervisor; it returns a StartupError naming every fatal one, and whether
-// any was tolerated.
-func (rt *Runtime) sortFailures(failures []*Failure) (tolerated bool, err error) {
+// sortFailures logs the tolerated failures — their kinds' supervisors bring
+// them back — and returns a StartupError naming every fatal one.
+func (rt *Runtime) sortFailures(failures []*Failure) error {
 	var fatal []*Failure
 	for _, f := range failures {
 		if f.Fatal {
@@ -290,137 +263,19 @@ func (rt *Runtime) sortFailures(failures []*Failure) (tolerated bool, err error)
 			rt.log.Debug("required dependency failed at start-up", "server", f.Server, "code", diag.CodeOf(f.Err), "reason", diag.Reason(f.Err))
 			continue
 		}
-		tolerated = true
 		rt.log.Warn("optional dependency unavailable at start-up", "server", f.Server, "code", diag.CodeOf(f.Err))
 		rt.log.Debug("optional dependency unavailable at start-up", "server", f.Server, "reason", diag.Reason(f.Err))
-		if s := rt.servers[f.Server]; s != nil && f.Kind == "mcp" {
-			s.superviseSoon()
-		}
 	}
 	if len(fatal) > 0 {
-		return tolerated, &StartupError{Failures: fatal}
+		return &StartupError{Failures: fatal}
 	}
-	return tolerated, nil
+	return nil
 }
 
 // handshakeMargin is how much sooner than the group deadline each server's
 // own handshake budget ends: a tenth of the budget, at most a second.
 func handshakeMargin(budget time.Duration) time.Duration {
 	return min(budget/10, time.Second)
-}
-
-func (rt *Runtime) handshakeBudget() time.Duration {
-	return time.Duration(rt.plan.Startup.TimeoutMS) * time.Millisecond
-}
-
-// needed returns the servers to open: every server an agent grants, and
-// every server application code declared in Options.MCPUses.
-func (rt *Runtime) needed() ([]string, error) {
-	set := map[string]bool{}
-	for _, a := range rt.plan.Agents {
-		for _, g := range a.Grants {
-			if mg, ok := g.Spec.(*mcpkind.Grant); ok {
-				set[mg.Server] = true
-			}
-		}
-	}
-	for _, u := range rt.opts.MCPUses {
-		if mcpkind.PlanServers(rt.plan)[u.Server] == nil {
-			return nil, diag.New(diag.MCPServerUnknown, "application code uses server %q, which the deployment does not declare", u.Server)
-		}
-		set[u.Server] = true
-	}
-	names := config.SortedKeys(set)
-	for _, n := range names {
-		if mcpkind.PlanServers(rt.plan)[n] == nil {
-			return nil, diag.New(diag.MCPServerUnknown, "server %q is granted but not in the plan", n)
-		}
-	}
-	return names, nil
-}
-
-// maxIdleConnsPerServer is how many idle connections a server's HTTP
-// transport keeps.
-const maxIdleConnsPerServer = 64
-
-func (rt *Runtime) newServer(name string) *server {
-	spec := mcpkind.PlanServers(rt.plan)[name]
-	s := &server{rt: rt, spec: spec, name: name, log: rt.log, state: StateConnecting}
-	s.sup = NewSupervisor(rt.supCtx, s.reconnect, nil)
-	s.stderr = childproc.NewStderrLog(rt.log, name)
-	if spec.Transport != "stdio" {
-		s.httpT = http.DefaultTransport.(*http.Transport).Clone()
-		// Every agent's calls to the server share this transport: keep as
-		// many idle connections as calls commonly run at once, not
-		// net/http's two, or concurrent calls dial and drop connections.
-		s.httpT.MaxIdleConnsPerHost = maxIdleConnsPerServer
-	}
-	s.client = mcp.NewClient(&mcp.Implementation{Name: rt.opts.ClientName, Version: rt.opts.ClientVersion}, &mcp.ClientOptions{
-		Logger:                      rt.log,
-		Capabilities:                rt.capabilities(),
-		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { s.markStale(); rt.notifyStale(s) },
-		ProgressNotificationHandler: rt.progress,
-		ElicitationHandler:          rt.elicitationHandler(name),
-		CreateMessageHandler:        rt.samplingHandler(name),
-	})
-	return s
-}
-
-func (rt *Runtime) capabilities() *mcp.ClientCapabilities {
-	caps := &mcp.ClientCapabilities{}
-	if rt.opts.Elicitation != nil {
-		caps.Elicitation = &mcp.ElicitationCapabilities{}
-	}
-	if rt.opts.Sampling != nil {
-		caps.Sampling = &mcp.SamplingCapabilities{}
-	}
-	return caps
-}
-
-func (rt *Runtime) elicitationHandler(name string) func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-	if rt.opts.Elicitation == nil {
-		return nil
-	}
-	return func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-		return rt.opts.Elicitation(ctx, name, req)
-	}
-}
-
-func (rt *Runtime) samplingHandler(name string) func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	if rt.opts.Sampling == nil {
-		return nil
-	}
-	return func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-		return rt.opts.Sampling(ctx, name, req)
-	}
-}
-
-// prepare resolves the server's secrets and builds its auth strategy, once.
-func (s *server) prepare(ctx context.Context) error {
-	rt := s.rt
-	if s.spec.Transport == "stdio" {
-		declared := map[string]string{}
-		for _, k := range config.SortedKeys(s.spec.Env) {
-			v := s.spec.Env[k]
-			if v.Ref == nil {
-				declared[k] = v.Literal
-				continue
-			}
-			val, err := rt.opts.Secrets.Resolve(ctx, *v.Ref)
-			if err != nil {
-				return fmt.Errorf("server %s: env %s: %w", s.name, k, err)
-			}
-			declared[k] = val
-		}
-		s.env = childproc.Env(rt.opts.LookupEnv, declared)
-		return nil
-	}
-	strat, err := authlive.Build(ctx, authlive.Env{Secrets: rt.opts.Secrets, Name: "server " + s.name, Purpose: "mcp", Plugins: rt.plan.AuthPlugins, Logger: rt.log}, s.spec.Auth)
-	if err != nil {
-		return err
-	}
-	s.strat = strat
-	return nil
 }
 
 // Failure is one dependency that failed start-up.
@@ -458,10 +313,9 @@ func (e *StartupError) Unwrap() []error {
 	return out
 }
 
-// Close releases the runtime's references on every server: sessions close
-// (and stdio children die with their process groups) once the last in-flight
-// call that holds one returns. Close is idempotent and waits for the
-// supervisors to stop.
+// Close closes every kind's instance: sessions close (and stdio children
+// die with their process groups) once the last in-flight call that holds
+// one returns. Close is idempotent and waits for the supervisors to stop.
 func (rt *Runtime) Close() error {
 	rt.mu.Lock()
 	if rt.closed {
@@ -472,12 +326,6 @@ func (rt *Runtime) Close() error {
 	rt.mu.Unlock()
 	rt.supStop()
 	rt.watchers.closeAll()
-	var wg sync.WaitGroup
-	for _, release := range rt.releases {
-		wg.Add(1)
-		go func() { defer wg.Done(); release() }()
-	}
-	wg.Wait()
 	var errs []error
 	for _, name := range config.SortedKeys(rt.instances) {
 		if err := rt.instances[name].Close(); err != nil {
@@ -487,15 +335,13 @@ func (rt *Runtime) Close() error {
 	return errors.Join(errs...)
 }
 
-// Unavailable lists the servers that are down, with the code of why.
+// Unavailable lists the dependencies that are not ready, with the code of
+// why.
 func (rt *Runtime) Unavailable() map[string]diag.Code {
 	out := map[string]diag.Code{}
-	for name, s := range rt.servers {
-		if st, code, _, _ := s.status(); st != StateReady {
-			if code == "" {
-				code = diag.MCPServerUnreachable
-			}
-			out[name] = code
+	for _, d := range rt.Health().Dependencies {
+		if d.State != StateReady {
+			out[d.Name] = d.Code
 		}
 	}
 	return out
@@ -504,130 +350,46 @@ func (rt *Runtime) Unavailable() map[string]diag.Code {
 // Plan returns the plan the runtime was opened with.
 func (rt *Runtime) Plan() *plan.Plan { return rt.plan }
 
-// server returns the shared client of name.
-func (rt *Runtime) server(name string) (*server, error) {
-	s, ok := rt.servers[name]
-	if !ok {
-		return nil, diag.New(diag.MCPServerUnknown, "server %q is not opened by this runtime", name)
-	}
-	return s, nil
+// MCPHandle is application code's direct, filtered view of one MCP server:
+// the same shared client agents use (no second connection), with no model
+// in between. Failures are errors with codes, never refusal results: there
+// is no model to read them. A handle is safe for concurrent use.
+type MCPHandle interface {
+	// Tools lists the handle's tools.
+	Tools(ctx context.Context) ([]*mcp.Tool, error)
+	// Call calls one of the handle's tools by its own name. The server's
+	// timeout_ms bounds it (TRANSPORT_TIMEOUT); a tool outside the filter
+	// is TOOL_UNKNOWN; a server that is down is TOOL_UNAVAILABLE.
+	Call(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error)
+	// Resources, ReadResource, Prompts and GetPrompt reach the server's
+	// other primitives (every page of a listing).
+	Resources(ctx context.Context) ([]*mcp.Resource, error)
+	ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error)
+	Prompts(ctx context.Context) ([]*mcp.Prompt, error)
+	GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error)
 }
 
-// verify lists every opened server's tools and checks each grant's and
-// declared use's filters against them.
-func (rt *Runtime) verify(ctx context.Context) error {
-	var (
-		mu       sync.Mutex
-		failures []*Failure
-		g        errgroup.Group
-	)
-	for _, name := range config.SortedKeys(rt.servers) {
-		s := rt.servers[name]
-		if st, _, _, _ := s.status(); st != StateReady {
-			continue // tolerated: its filters are checked when it connects
-		}
-		g.Go(func() error {
-			_, _, err := s.refresh(ctx, false) // lists only a server phase 1 could not
-			switch {
-			case err != nil && ctx.Err() != nil:
-				err = diag.Wrap(diag.StartupTimeout, err, "server %s: listing its tools did not finish within ai.startup_timeout_ms", name)
-			case err != nil:
-				err = diag.Wrap(diag.MCPServerUnreachable, err, "server %s: tools/list failed", name)
-			default:
-				err = rt.checkLock(s)
-			}
-			if err != nil {
-				mu.Lock()
-				failures = append(failures, &Failure{Server: name, Fatal: true, Err: err})
-				mu.Unlock()
-			}
-			return nil
-		})
-	}
-	_ = g.Wait()
-	if len(failures) > 0 {
-		slices.SortFunc(failures, func(a, b *Failure) int { return strings.Compare(a.Server, b.Server) })
-		return &StartupError{Failures: failures}
-	}
-	var errs []*Failure
-	for _, agent := range config.SortedKeys(rt.plan.Agents) {
-		for _, g := range rt.plan.Agents[agent].Grants {
-			mg, ok := g.Spec.(*mcpkind.Grant)
-			if !ok {
-				continue
-			}
-			if err := rt.checkFilters(mg.Server, mg.Include, mg.Exclude, "agent "+agent); err != nil {
-				errs = append(errs, &Failure{Server: mg.Server, Err: err, Fatal: true})
-			}
-		}
-	}
-	for _, u := range rt.opts.MCPUses {
-		if err := rt.checkFilters(u.Server, u.Include, nil, "application code"); err != nil {
-			errs = append(errs, &Failure{Server: u.Server, Err: err, Fatal: true})
-		}
-	}
-	if len(errs) > 0 {
-		return &StartupError{Failures: errs}
-	}
-	// Build every toolset now, so that name conflicts fail start-up.
-	for _, agent := range config.SortedKeys(rt.plan.Agents) {
-		ts, err := rt.Toolset(agent)
-		if err != nil {
-			return err
-		}
-		if _, err := ts.index(ctx); err != nil {
-			return err
-		}
-	}
-	return nil
+// MCPProvider is an instance that hands out MCPHandles: the mcp kind's.
+type MCPProvider interface {
+	MCP(server string, include []string) (MCPHandle, error)
 }
 
-// checkFilters reports patterns that match none of an opened server's tools.
-func (rt *Runtime) checkFilters(server string, include, exclude []string, who string) error {
-	s := rt.servers[server]
-	if st, _, _, _ := s.status(); st != StateReady {
-		return nil
-	}
-	s.mu.Lock()
-	tools := s.tools
-	s.mu.Unlock()
-	var bad []string
-	for _, list := range [][]string{include, exclude} {
-		for _, pat := range list {
-			if !slices.ContainsFunc(tools, func(t *mcp.Tool) bool { return globMatch(pat, t.Name) }) {
-				bad = append(bad, fmt.Sprintf("%q", pat))
-			}
+// MCP returns a handle on server, limited to the tools matching include
+// (none: every tool). The server must be one the runtime opened: granted to
+// an agent, or declared in Options.MCPUses, where its filters were checked
+// at start-up. Patterns are checked again against what the server offers,
+// so a handle whose filter matches nothing fails now with
+// MCP_FILTER_UNMATCHED rather than later.
+func (rt *Runtime) MCP(server string, include ...string) (MCPHandle, error) {
+	for _, name := range config.SortedKeys(rt.instances) {
+		if p, ok := rt.instances[name].(MCPProvider); ok {
+			return p.MCP(server, include)
 		}
 	}
-	if len(bad) > 0 {
-		return diag.New(diag.MCPFilterUnmatched, "server %s: %s: filter %s matches none of its %d tools", server, who, strings.Join(bad, ", "), len(tools))
-	}
-	return nil
+	return nil, diag.New(diag.MCPServerUnknown, "server %q is not opened by this runtime: it opens no MCP server", server)
 }
 
 var _ error = (*StartupError)(nil)
 
 // errRuntimeClosed is returned by operations after Close.
 var errRuntimeClosed = errors.New("runtime is closed")
-
-// checkServerFilters checks every grant's and declared use's filters over
-// one server.
-func (rt *Runtime) checkServerFilters(server string) error {
-	for _, agent := range config.SortedKeys(rt.plan.Agents) {
-		for _, g := range rt.plan.Agents[agent].Grants {
-			if mg, ok := g.Spec.(*mcpkind.Grant); ok && mg.Server == server {
-				if err := rt.checkFilters(server, mg.Include, mg.Exclude, "agent "+agent); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	for _, u := range rt.opts.MCPUses {
-		if u.Server == server {
-			if err := rt.checkFilters(server, u.Include, nil, "application code"); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}

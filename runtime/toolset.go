@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/diag"
-	"github.com/heddlehq/heddle/grants/mcpkind"
 	"github.com/heddlehq/heddle/internal/argcheck"
 	"github.com/heddlehq/heddle/internal/calldeadline"
 	"github.com/heddlehq/heddle/internal/resultcap"
@@ -54,27 +52,6 @@ type toolDef struct {
 	args     *argcheck.Checker // nil: the schema cannot be used; the server judges
 }
 
-// source is one provider of tools in a toolset.
-type source interface {
-	// kind is the grant kind (mcp, usecase, sql, a2a).
-	kind() string
-	// name is the source as configured; prefix is its sanitized form.
-	name() string
-	prefix() string
-	// tools returns the source's filtered tools and a generation number
-	// that changes whenever they do. It re-lists stale sources.
-	tools(ctx context.Context) ([]*toolDef, uint64, error)
-	// call runs one tool. A coded error becomes a refusal result.
-	call(ctx context.Context, def *toolDef, args map[string]any, cc *callConfig) (*mcp.CallToolResult, error)
-	// transportTimeout is the source's own wait for one call; 0 when it
-	// has none.
-	transportTimeout() time.Duration
-	// maxResultBytes caps one result; 0 when results are not capped.
-	maxResultBytes() int
-	// down reports whether the source is unavailable.
-	down() bool
-}
-
 // Toolset is one agent's view of the runtime: the tools its grants allow,
 // with model-facing names. It is safe for concurrent use.
 type Toolset struct {
@@ -82,7 +59,7 @@ type Toolset struct {
 	agent   *plan.Agent
 	policy  *policy.Set
 	timeout time.Duration
-	sources []source
+	sources []*kindSource
 
 	mu  sync.Mutex
 	idx atomic.Pointer[builtIndex]
@@ -99,7 +76,7 @@ type builtIndex struct {
 
 type entry struct {
 	tool Tool
-	src  source
+	src  *kindSource
 	def  *toolDef
 }
 
@@ -122,38 +99,23 @@ func (rt *Runtime) Toolset(agent string) (*Toolset, error) {
 		return nil, ds.Err()
 	}
 	ts := &Toolset{rt: rt, agent: a, policy: pol, timeout: time.Duration(a.Policies.ToolTimeoutMS) * time.Millisecond}
-	seen := map[string]int{} // server → index of its mcp source
 	for _, g := range a.Grants {
-		switch spec := g.Spec.(type) {
-		case *mcpkind.Grant:
-			s := rt.servers[spec.Server]
-			if s == nil {
-				return nil, diag.New(diag.MCPServerUnknown, "server %q is not opened", spec.Server)
-			}
-			if i, dup := seen[spec.Server]; dup { // two grants of one server: union of their filters
-				src := ts.sources[i].(*mcpSource)
-				src.views = append(src.views, view{include: spec.Include, exclude: spec.Exclude})
-				continue
-			}
-			seen[spec.Server] = len(ts.sources)
-			ts.sources = append(ts.sources, &mcpSource{srv: s, views: []view{{include: spec.Include, exclude: spec.Exclude}}})
-		default:
-			src, err := rt.buildSource(a, g)
-			if err != nil {
-				return nil, err
-			}
-			if src != nil {
-				ts.sources = append(ts.sources, src)
-			}
+		src, err := rt.buildSource(a, g)
+		if err != nil {
+			return nil, err
+		}
+		// Two grants of one server are one source (the union of their
+		// filters): a kind hands out the same Source for both.
+		if src != nil && !slices.ContainsFunc(ts.sources, func(o *kindSource) bool { return o.Source == src.Source }) {
+			ts.sources = append(ts.sources, src)
 		}
 	}
 	rt.toolsets[agent] = ts
 	return ts, nil
 }
 
-// buildSource builds the source of a grant of a kind other than mcp from
-// the kind's opened instance.
-func (rt *Runtime) buildSource(a *plan.Agent, g plan.Grant) (source, error) {
+// buildSource builds the source of a grant from its kind's opened instance.
+func (rt *Runtime) buildSource(a *plan.Agent, g plan.Grant) (*kindSource, error) {
 	inst, ok := rt.instances[g.Kind]
 	if !ok {
 		return nil, diag.New(diag.CapabilityKindUnknown, "agent %s: grant kind %q was not opened", a.Name, g.Kind)
@@ -230,12 +192,12 @@ func (t *Toolset) index(ctx context.Context) (*builtIndex, error) {
 	return bi, nil
 }
 
-// kindsUnchanged reports whether every source other than an MCP server
-// still reports the generation cur was built from. MCP servers announce
-// their changes through the runtime's toolsGen instead.
+// kindsUnchanged reports whether every source that does not notify its
+// changes still reports the generation cur was built from. The others (MCP
+// servers) announce their changes through the runtime's toolsGen instead.
 func (t *Toolset) kindsUnchanged(ctx context.Context, cur *builtIndex) bool {
 	for i, src := range t.sources {
-		if _, ok := src.(*mcpSource); ok {
+		if src.notifies() {
 			continue
 		}
 		if _, g, err := src.tools(ctx); err != nil || g != cur.gens[i] {
@@ -281,18 +243,6 @@ type callConfig struct {
 // noCallOptions is the configuration of a call without options. Sources
 // only read it.
 var noCallOptions callConfig
-
-// Progress is one progress notification of a call.
-type Progress struct {
-	Progress, Total float64
-	Message         string
-}
-
-// WithProgress asks the server for progress notifications and delivers
-// them to f, on the runtime's goroutine: f must not block.
-func WithProgress(f func(Progress)) CallOption {
-	return func(c *callConfig) { c.progress = f }
-}
 
 // Approver decides a call that policy says needs approval.
 type Approver func(ctx context.Context, req ApprovalRequest) (bool, error)
@@ -422,7 +372,7 @@ func (t *Toolset) call(ctx context.Context, sd time.Time, name string, args map[
 		td := time.Now().Add(tt)
 		deadline, transportFirst = td, true
 	}
-	scope := calldeadline.New(ctx, deadline, lingers(e.src))
+	scope := calldeadline.New(ctx, deadline, e.src.lingers())
 	res, err := e.src.call(scope.Context(), e.def, args, cc)
 	scope.End(err == nil)
 	switch {
@@ -441,18 +391,9 @@ func (t *Toolset) call(ctx context.Context, sd time.Time, name string, args map[
 	return nil, err
 }
 
-// lingers reports whether a successful call's context should outlive the
-// call for a moment (see package calldeadline): for MCP servers reached
-// over HTTP, whose responses go-sdk finishes reading after handing over the
-// result.
-func lingers(src source) bool {
-	m, ok := src.(*mcpSource)
-	return ok && m.srv.spec.Transport != "stdio" && m.srv.rt.opts.Dial == nil
-}
-
 // downSourceFor finds a source that is down and whose prefix a qualified or
 // dotted name carries: its tools may be unknown until it reconnects.
-func (t *Toolset) downSourceFor(name string) source {
+func (t *Toolset) downSourceFor(name string) *kindSource {
 	prefix, _, ok := toolname.Split(name)
 	if !ok {
 		return nil
@@ -500,8 +441,3 @@ func validateArgs(d *toolDef, args map[string]any) string {
 	d.argsOnce.Do(func() { d.args = argcheck.Compile(d.tool.InputSchema) })
 	return d.args.Check(args)
 }
-
-// progressSeq numbers progress tokens.
-var progressSeq atomic.Uint64
-
-func newProgressToken() string { return "heddle-" + strconv.FormatUint(progressSeq.Add(1), 10) }

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/heddlehq/heddle/diag"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -100,41 +99,6 @@ func (ws *watchers) closeAll() {
 	ws.set = nil
 }
 
-// notifyStale runs when a server announces list_changed. The next operation
-// re-lists it; when someone watches, a background re-list delivers the
-// events without waiting for one.
-func (rt *Runtime) notifyStale(s *server) {
-	if !rt.watchers.any() {
-		return
-	}
-	s.mu.Lock()
-	if s.closing {
-		s.mu.Unlock()
-		return
-	}
-	s.wg.Add(1)
-	s.mu.Unlock()
-	go func() {
-		defer s.wg.Done()
-		ctx, cancel := context.WithTimeout(rt.supCtx, rt.handshakeBudget())
-		defer cancel()
-		_, _, _ = s.refresh(ctx, false)
-	}()
-}
-
-// notifyReconnected runs after the supervisor reconnected a server: its
-// filters are verified against what it offers now.
-func (rt *Runtime) notifyReconnected(s *server) {
-	ctx, cancel := context.WithTimeout(rt.supCtx, rt.handshakeBudget())
-	defer cancel()
-	if _, _, err := s.refresh(ctx, true); err != nil {
-		return
-	}
-	if err := rt.checkServerFilters(s.name); err != nil {
-		rt.log.Error("filter matches no tool after reconnect", "server", s.name, "code", diag.CodeOf(err), "detail", err.Error())
-	}
-}
-
 // toolsChanged diffs two listings of a server and tells the watchers.
 func (rt *Runtime) toolsChanged(server string, old, cur []*mcp.Tool) {
 	if !rt.watchers.any() {
@@ -169,8 +133,9 @@ func toolHash(t *mcp.Tool) [32]byte {
 	return sha256.Sum256(b)
 }
 
-// sameTools reports whether two listings are identical.
-func sameTools(a, b []*mcp.Tool) bool {
+// SameTools reports whether two listings hold the same tools, in the same
+// order, with the same definitions.
+func SameTools(a, b []*mcp.Tool) bool {
 	if len(a) != len(b) || (a == nil) != (b == nil) {
 		return false
 	}
@@ -180,23 +145,4 @@ func sameTools(a, b []*mcp.Tool) bool {
 		}
 	}
 	return true
-}
-
-// progress routes progress notifications to the calls that asked for them.
-func (rt *Runtime) progress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-	p := req.Params
-	if p == nil {
-		return
-	}
-	tok, _ := p.ProgressToken.(string)
-	if f, ok := progressFuncs.Load(tok); ok {
-		f.(func(Progress))(Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
-	}
-}
-
-var progressFuncs sync.Map // token → func(Progress)
-
-func (rt *Runtime) onProgress(tok string, f func(Progress)) (unregister func()) {
-	progressFuncs.Store(tok, f)
-	return func() { progressFuncs.Delete(tok) }
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	_ "github.com/heddlehq/heddle/builtin" // the built-in kinds and strategies, both halves
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 

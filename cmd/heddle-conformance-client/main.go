@@ -24,6 +24,8 @@ import (
 	"strings"
 	"time"
 
+	_ "github.com/heddlehq/heddle/builtin" // the built-in kinds and strategies, both halves
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/heddlehq/heddle/auth/authlive"

@@ -178,7 +178,7 @@ func TestNamesClashAcrossKinds(t *testing.T) {
 			_ = ss.Close()
 		}
 	})
-	dial := func(*mcpkind.Server) mcp.Transport {
+	dial := func(string) mcp.Transport {
 		st, ct := mcp.NewInMemoryTransports()
 		ss, err := srv.Connect(context.Background(), st, nil)
 		if err != nil {

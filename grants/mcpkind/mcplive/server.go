@@ -1,4 +1,4 @@
-package runtime
+package mcplive
 
 import (
 	"context"
@@ -21,23 +21,14 @@ import (
 	"github.com/heddlehq/heddle/internal/childproc"
 	"github.com/heddlehq/heddle/internal/mcpstdio"
 	"github.com/heddlehq/heddle/internal/sseconn"
-)
-
-// State is a server's connection state, as the health probe reports it.
-type State string
-
-const (
-	StateConnecting State = "connecting"
-	StateReady      State = "ready"
-	StateDown       State = "down"
-	StateClosed     State = "closed"
+	"github.com/heddlehq/heddle/runtime"
 )
 
 // server is the one shared client of one MCP server: a session, its cached
 // tool list, and the supervisor that reconnects it. Calls share the session
 // with no lock; the mutex guards only the fields below it.
 type server struct {
-	rt     *Runtime
+	inst   *instance
 	spec   *mcpkind.Server
 	name   string
 	log    *slog.Logger
@@ -52,7 +43,7 @@ type server struct {
 	mu        sync.Mutex
 	sess      *mcp.ClientSession
 	cmd       *exec.Cmd
-	state     State
+	state     runtime.State
 	code      diag.Code // why the server is down
 	reason    error     // the transport's reason (debug only)
 	attempt   chan struct{}
@@ -61,7 +52,7 @@ type server struct {
 	listedAt  time.Time
 	listing   chan struct{} // non-nil while a re-list runs
 	closing   bool
-	sup       *Supervisor // reconnects the server while it is down
+	sup       *runtime.Supervisor // reconnects the server while it is down
 	refs      int
 	wg        sync.WaitGroup
 	downSince time.Time
@@ -95,7 +86,7 @@ func (s *server) release() {
 	last := s.refs == 0
 	if last {
 		s.closing = true
-		s.state = StateClosed
+		s.state = runtime.StateClosed
 	}
 	if !last {
 		s.mu.Unlock()
@@ -128,8 +119,8 @@ func closeSession(sess *mcp.ClientSession, cmd *exec.Cmd) {
 
 // transport builds the MCP transport for one connection attempt.
 func (s *server) transport() (mcp.Transport, *exec.Cmd) {
-	if s.rt.opts.Dial != nil {
-		return s.rt.opts.Dial(s.spec), nil
+	if s.inst.env.Dial != nil {
+		return s.inst.env.Dial(s.name), nil
 	}
 	switch s.spec.Transport {
 	case "stdio":
@@ -147,8 +138,8 @@ func (s *server) transport() (mcp.Transport, *exec.Cmd) {
 
 func (s *server) httpClient() *http.Client {
 	var rt http.RoundTripper = s.httpT
-	if s.rt.opts.HTTPTransport != nil {
-		rt = s.rt.opts.HTTPTransport
+	if s.inst.env.HTTPTransport != nil {
+		rt = s.inst.env.HTTPTransport
 	}
 	if s.strat != nil {
 		rt = s.strat.Wrap(rt)
@@ -202,7 +193,7 @@ func (s *server) connect(ctx context.Context) error {
 		return errClosed
 	}
 	if err != nil {
-		s.state, s.code, s.reason = StateDown, diag.MCPServerUnreachable, err
+		s.state, s.code, s.reason = runtime.StateDown, diag.MCPServerUnreachable, err
 		if s.downSince.IsZero() {
 			s.downSince = time.Now()
 		}
@@ -211,7 +202,7 @@ func (s *server) connect(ctx context.Context) error {
 	}
 	old, oldCmd := s.sess, s.cmd
 	s.sess, s.cmd = sess, cmd
-	s.state, s.code, s.reason, s.downSince = StateReady, "", nil, time.Time{}
+	s.state, s.code, s.reason, s.downSince = runtime.StateReady, "", nil, time.Time{}
 	s.wg.Add(1)
 	s.mu.Unlock()
 	closeSession(old, oldCmd)
@@ -246,7 +237,7 @@ func (s *server) dial(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, error
 func (s *server) readyErr() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.state == StateReady {
+	if s.state == runtime.StateReady {
 		return nil
 	}
 	if s.closing {
@@ -274,7 +265,7 @@ func (s *server) broken(sess *mcp.ClientSession, err error) {
 	}
 	cmd := s.cmd
 	s.sess, s.cmd = nil, nil
-	s.state, s.code, s.reason, s.downSince = StateDown, diag.ToolUnavailable, err, time.Now()
+	s.state, s.code, s.reason, s.downSince = runtime.StateDown, diag.ToolUnavailable, err, time.Now()
 	s.mu.Unlock()
 	s.log.Warn("server connection lost", "server", s.name, "code", diag.ToolUnavailable)
 	s.log.Debug("server connection lost", "server", s.name, "reason", errString(err))
@@ -297,14 +288,14 @@ func (s *server) reconnect(ctx context.Context) error {
 	if done {
 		return nil
 	}
-	actx, cancel := context.WithTimeout(ctx, s.rt.handshakeBudget())
+	actx, cancel := context.WithTimeout(ctx, s.inst.env.Budget)
 	defer cancel()
 	err := s.connect(actx)
 	switch {
 	case err == nil:
 		s.log.Info("server reconnected", "server", s.name)
 		s.markStale()
-		s.rt.notifyReconnected(s)
+		s.inst.reconnected(s)
 		return nil
 	case errors.Is(err, errClosed):
 		return nil
@@ -380,7 +371,7 @@ func paginate[T any](fetch func(cursor string) ([]T, string, error)) ([]T, error
 // tells every toolset to look.
 func (s *server) markStale() {
 	s.stale.Store(true)
-	s.rt.toolsGen.Add(1)
+	s.inst.env.Events.Stale(s.name)
 }
 
 // refresh re-lists the server's tools when they are stale (or never
@@ -427,17 +418,14 @@ func (s *server) refresh(ctx context.Context, force bool) ([]*mcp.Tool, uint64, 
 		}
 		old := s.tools
 		s.tools, s.listedAt = tools, time.Now()
-		changed := !sameTools(old, tools)
+		changed := !runtime.SameTools(old, tools)
 		if changed {
 			s.gen++
 		}
 		gen := s.gen
 		s.mu.Unlock()
 		if changed {
-			s.rt.toolsGen.Add(1)
-		}
-		if changed && old != nil {
-			s.rt.toolsChanged(s.name, old, tools)
+			s.inst.env.Events.Changed(s.name, old, tools)
 		}
 		return tools, gen, nil
 	}
@@ -508,7 +496,7 @@ func errString(err error) string {
 }
 
 // status returns the server's state for health reports.
-func (s *server) status() (State, diag.Code, int, time.Time) {
+func (s *server) status() (runtime.State, diag.Code, int, time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.state, s.code, len(s.tools), s.listedAt

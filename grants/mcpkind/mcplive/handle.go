@@ -1,0 +1,142 @@
+package mcplive
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/internal/calldeadline"
+	"github.com/heddlehq/heddle/internal/resultcap"
+	"github.com/heddlehq/heddle/runtime"
+)
+
+// handle is application code's direct view of one server
+// (runtime.MCPHandle): the same shared client agents use.
+type handle struct {
+	src *source
+}
+
+// MCP returns a handle on server, limited to the tools matching include.
+func (i *instance) MCP(server string, include []string) (runtime.MCPHandle, error) {
+	s := i.servers[server]
+	if s == nil {
+		return nil, diag.New(diag.MCPServerUnknown, "server %q is not opened by this runtime", server)
+	}
+	if err := i.checkFilters(server, include, nil, "application code"); err != nil {
+		return nil, err
+	}
+	return &handle{src: &source{srv: s, views: []view{{include: include}}}}, nil
+}
+
+// Tools lists the handle's tools, as the server describes them.
+func (h *handle) Tools(ctx context.Context) ([]*mcp.Tool, error) {
+	_, orig, _, err := h.src.list(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(orig), nil
+}
+
+// Call calls one of the handle's tools by its own name.
+func (h *handle) Call(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
+	tools, _, _, err := h.src.list(ctx)
+	if err != nil {
+		return nil, err
+	}
+	i := slices.IndexFunc(tools, func(t *mcp.Tool) bool { return t.Name == name })
+	if i < 0 {
+		return nil, diag.New(diag.ToolUnknown, "server %s offers no tool %q to this handle", h.src.Name(), name)
+	}
+	scope := calldeadline.New(ctx, time.Now().Add(h.src.TransportTimeout()), h.src.Lingers())
+	res, err := h.src.call(scope.Context(), tools[i], args)
+	scope.End(err == nil)
+	switch {
+	case err == nil:
+		return resultcap.Cap(res, h.src.MaxResultBytes()), nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case calldeadline.Expired(scope.Context()):
+		return nil, diag.New(diag.TransportTimeout, "server %s: %s did not answer within timeout_ms", h.src.Name(), name)
+	}
+	return nil, err
+}
+
+// session returns the server's live session for listings.
+func (h *handle) session(ctx context.Context) (*mcp.ClientSession, func(), error) {
+	release, ok := h.src.srv.acquire()
+	if !ok {
+		return nil, nil, diag.New(diag.ToolUnavailable, "server %s is closed", h.src.Name())
+	}
+	sess, err := h.src.srv.session(ctx)
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	return sess, release, nil
+}
+
+// Resources lists every resource the server offers (every page).
+func (h *handle) Resources(ctx context.Context) ([]*mcp.Resource, error) {
+	sess, release, err := h.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	out, err := paginate(func(cursor string) ([]*mcp.Resource, string, error) {
+		res, err := sess.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
+		if err != nil {
+			return nil, "", err
+		}
+		return res.Resources, res.NextCursor, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("server %s: resources/list: %w", h.src.Name(), err)
+	}
+	return out, nil
+}
+
+// ReadResource reads one resource.
+func (h *handle) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
+	sess, release, err := h.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return sess.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+}
+
+// Prompts lists every prompt the server offers (every page).
+func (h *handle) Prompts(ctx context.Context) ([]*mcp.Prompt, error) {
+	sess, release, err := h.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	out, err := paginate(func(cursor string) ([]*mcp.Prompt, string, error) {
+		res, err := sess.ListPrompts(ctx, &mcp.ListPromptsParams{Cursor: cursor})
+		if err != nil {
+			return nil, "", err
+		}
+		return res.Prompts, res.NextCursor, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("server %s: prompts/list: %w", h.src.Name(), err)
+	}
+	return out, nil
+}
+
+// GetPrompt gets one prompt with its arguments.
+func (h *handle) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+	sess, release, err := h.session(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return sess.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
+}
+
+var _ runtime.MCPHandle = (*handle)(nil)

@@ -1,0 +1,457 @@
+// Package mcplive is the live half of the mcp capability kind: one shared
+// client per MCP server per runtime — a session over Streamable HTTP, SSE or
+// stdio, its cached tool list, its auth strategy — opened under the runtime's
+// start-up deadline, kept alive by the runtime's supervisor, and offered to
+// every agent that grants the server through the filters of its grants.
+//
+// The built-in set (package builtin) pairs it with the config half
+// (grants/mcpkind); an application that links builtin has it. Application
+// code reaches a server directly through runtime.Runtime.MCP, which this
+// package serves.
+//
+// # Start-up
+//
+// Open resolves each needed server's secrets and builds its auth strategy
+// once, then connects every server concurrently and lists its tools. A
+// server that cannot be reached is MCP_SERVER_UNREACHABLE, fatal when it is
+// required; an optional one is handed to its supervisor. Once every server
+// answered, each one's listing is checked against heddle.lock
+// (TOOL_DEFINITION_CHANGED) and against the include/exclude patterns of
+// every grant and declared use (MCP_FILTER_UNMATCHED).
+package mcplive
+
+//lint:file-ignore SA1019 sampling is deprecated from protocol 2026-07-28 on, but servers of earlier revisions still send it; Options.Sampling serves them.
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/heddlehq/heddle/auth/authlive"
+	"github.com/heddlehq/heddle/config"
+	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/grants/mcpkind"
+	"github.com/heddlehq/heddle/internal/childproc"
+	"github.com/heddlehq/heddle/plan"
+	"github.com/heddlehq/heddle/runtime"
+)
+
+// Kind is the live half of the mcp kind.
+type Kind struct{}
+
+// instance is the mcp kind opened for one runtime: one server per granted
+// or declared MCP server. It is safe for concurrent use.
+type instance struct {
+	env      runtime.KindEnv
+	log      *slog.Logger
+	specs    mcpkind.Servers
+	servers  map[string]*server
+	releases []func()
+
+	mu      sync.Mutex
+	sources map[string]*source // agent + "\x00" + server → the agent's view
+}
+
+// Open opens every server an agent grants or application code declares
+// (KindEnv.MCPUses): secrets, auth and connection all concurrent, each
+// under ctx; then, when none failed fatally, it lists and verifies them
+// until env.Deadline (with a fresh budget when an optional server failed,
+// since its failure may have spent it).
+func (Kind) Open(ctx context.Context, env runtime.KindEnv) (runtime.Instance, []*runtime.Failure, error) {
+	inst := &instance{env: env, log: env.Logger, specs: mcpkind.PlanServers(env.Plan),
+		servers: map[string]*server{}, sources: map[string]*source{}}
+	if inst.log == nil {
+		inst.log = slog.New(slog.DiscardHandler)
+	}
+	names, err := inst.needed()
+	if err != nil {
+		return inst, nil, err
+	}
+	failures := inst.openServers(ctx, names)
+	tolerated := false
+	for _, f := range failures {
+		if f.Fatal {
+			return inst, failures, nil
+		}
+		tolerated = true
+		inst.servers[f.Server].superviseSoon()
+	}
+	vctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), env.Deadline)
+	if tolerated {
+		vctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), env.Budget)
+	}
+	defer cancel()
+	return inst, append(failures, inst.verify(vctx)...), nil
+}
+
+// needed returns the servers to open: every server an agent grants, and
+// every server application code declared in KindEnv.MCPUses.
+func (i *instance) needed() ([]string, error) {
+	set := map[string]bool{}
+	for _, a := range i.env.Plan.Agents {
+		for _, g := range a.Grants {
+			if mg, ok := g.Spec.(*mcpkind.Grant); ok {
+				set[mg.Server] = true
+			}
+		}
+	}
+	for _, u := range i.env.MCPUses {
+		if i.specs[u.Server] == nil {
+			return nil, diag.New(diag.MCPServerUnknown, "application code uses server %q, which the deployment does not declare", u.Server)
+		}
+		set[u.Server] = true
+	}
+	names := config.SortedKeys(set)
+	for _, n := range names {
+		if i.specs[n] == nil {
+			return nil, diag.New(diag.MCPServerUnknown, "server %q is granted but not in the plan", n)
+		}
+	}
+	return names, nil
+}
+
+// openServers opens every server concurrently; it returns the failures.
+func (i *instance) openServers(ctx context.Context, names []string) []*runtime.Failure {
+	failures := make([]*runtime.Failure, len(names))
+	var g errgroup.Group
+	for n, name := range names {
+		s := i.newServer(name)
+		i.servers[name] = s
+		release, _ := s.acquire()
+		i.releases = append(i.releases, release)
+		g.Go(func() error {
+			failures[n] = s.open(ctx)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	return slices.DeleteFunc(failures, func(f *runtime.Failure) bool { return f == nil })
+}
+
+// open prepares and connects one server at start-up, and lists its tools at
+// once, overlapping other servers' handshakes (a listing that fails here is
+// tried again, and reported, by verify).
+func (s *server) open(ctx context.Context) *runtime.Failure {
+	if err := s.prepare(ctx); err != nil {
+		return &runtime.Failure{Server: s.name, Kind: "mcp", Err: err, Fatal: true}
+	}
+	if err := s.connect(ctx); err != nil {
+		return &runtime.Failure{Server: s.name, Kind: "mcp", Err: err, Fatal: s.spec.Required}
+	}
+	_, _, _ = s.refresh(ctx, true)
+	return nil
+}
+
+// maxIdleConnsPerServer is how many idle connections a server's HTTP
+// transport keeps.
+const maxIdleConnsPerServer = 64
+
+func (i *instance) newServer(name string) *server {
+	spec := i.specs[name]
+	s := &server{inst: i, spec: spec, name: name, log: i.log, state: runtime.StateConnecting}
+	s.sup = runtime.NewSupervisor(i.env.Closing, s.reconnect, nil)
+	s.stderr = childproc.NewStderrLog(i.log, name)
+	if spec.Transport != mcpkind.TransportStdio {
+		s.httpT = http.DefaultTransport.(*http.Transport).Clone()
+		// Every agent's calls to the server share this transport: keep as
+		// many idle connections as calls commonly run at once, not
+		// net/http's two, or concurrent calls dial and drop connections.
+		s.httpT.MaxIdleConnsPerHost = maxIdleConnsPerServer
+	}
+	s.client = mcp.NewClient(&mcp.Implementation{Name: i.env.ClientName, Version: i.env.ClientVersion}, &mcp.ClientOptions{
+		Logger:                      i.log,
+		Capabilities:                i.capabilities(),
+		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { s.markStale(); i.stale(s) },
+		ProgressNotificationHandler: progress,
+		ElicitationHandler:          i.elicitationHandler(name),
+		CreateMessageHandler:        i.samplingHandler(name),
+	})
+	return s
+}
+
+func (i *instance) capabilities() *mcp.ClientCapabilities {
+	caps := &mcp.ClientCapabilities{}
+	if i.env.Elicitation != nil {
+		caps.Elicitation = &mcp.ElicitationCapabilities{}
+	}
+	if i.env.Sampling != nil {
+		caps.Sampling = &mcp.SamplingCapabilities{}
+	}
+	return caps
+}
+
+func (i *instance) elicitationHandler(name string) func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	if i.env.Elicitation == nil {
+		return nil
+	}
+	return func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return i.env.Elicitation(ctx, name, req)
+	}
+}
+
+func (i *instance) samplingHandler(name string) func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	if i.env.Sampling == nil {
+		return nil
+	}
+	return func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+		return i.env.Sampling(ctx, name, req)
+	}
+}
+
+// prepare resolves the server's secrets and builds its auth strategy, once.
+func (s *server) prepare(ctx context.Context) error {
+	env := s.inst.env
+	if s.spec.Transport == mcpkind.TransportStdio {
+		declared := map[string]string{}
+		for _, k := range config.SortedKeys(s.spec.Env) {
+			v := s.spec.Env[k]
+			if v.Ref == nil {
+				declared[k] = v.Literal
+				continue
+			}
+			val, err := env.Secrets.Resolve(ctx, *v.Ref)
+			if err != nil {
+				return fmt.Errorf("server %s: env %s: %w", s.name, k, err)
+			}
+			declared[k] = val
+		}
+		s.env = childproc.Env(env.LookupEnv, declared)
+		return nil
+	}
+	strat, err := authlive.Build(ctx, authlive.Env{Secrets: env.Secrets, Name: "server " + s.name, Purpose: "mcp", Plugins: env.Plan.AuthPlugins, Logger: s.log}, s.spec.Auth)
+	if err != nil {
+		return err
+	}
+	s.strat = strat
+	return nil
+}
+
+// verify lists every opened server's tools and checks them against the
+// lock, and each grant's and declared use's filters against them.
+func (i *instance) verify(ctx context.Context) []*runtime.Failure {
+	var (
+		mu       sync.Mutex
+		failures []*runtime.Failure
+		g        errgroup.Group
+	)
+	for _, name := range config.SortedKeys(i.servers) {
+		s := i.servers[name]
+		if st, _, _, _ := s.status(); st != runtime.StateReady {
+			continue // tolerated: its filters are checked when it connects
+		}
+		g.Go(func() error {
+			_, _, err := s.refresh(ctx, false) // lists only a server phase 1 could not
+			switch {
+			case err != nil && ctx.Err() != nil:
+				err = diag.Wrap(diag.StartupTimeout, err, "server %s: listing its tools did not finish within ai.startup_timeout_ms", name)
+			case err != nil:
+				err = diag.Wrap(diag.MCPServerUnreachable, err, "server %s: tools/list failed", name)
+			default:
+				err = i.checkLock(s)
+			}
+			if err != nil {
+				mu.Lock()
+				failures = append(failures, &runtime.Failure{Server: name, Fatal: true, Err: err})
+				mu.Unlock()
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	if len(failures) > 0 {
+		slices.SortFunc(failures, func(a, b *runtime.Failure) int { return strings.Compare(a.Server, b.Server) })
+		return failures
+	}
+	for _, name := range config.SortedKeys(i.servers) {
+		for _, err := range i.checkServerFilters(name, true) {
+			failures = append(failures, &runtime.Failure{Server: name, Err: err, Fatal: true})
+		}
+	}
+	return failures
+}
+
+// checkServerFilters checks every grant's and declared use's filters over
+// one server, agents first; all reports every unmatched filter rather than
+// the first.
+func (i *instance) checkServerFilters(server string, all bool) []error {
+	var errs []error
+	for _, agent := range config.SortedKeys(i.env.Plan.Agents) {
+		for _, g := range i.env.Plan.Agents[agent].Grants {
+			if mg, ok := g.Spec.(*mcpkind.Grant); ok && mg.Server == server {
+				if err := i.checkFilters(server, mg.Include, mg.Exclude, "agent "+agent); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+	}
+	for _, u := range i.env.MCPUses {
+		if u.Server == server {
+			if err := i.checkFilters(server, u.Include, nil, "application code"); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if !all && len(errs) > 1 {
+		errs = errs[:1]
+	}
+	return errs
+}
+
+// checkFilters reports patterns that match none of an opened server's tools.
+func (i *instance) checkFilters(server string, include, exclude []string, who string) error {
+	s := i.servers[server]
+	if st, _, _, _ := s.status(); st != runtime.StateReady {
+		return nil
+	}
+	s.mu.Lock()
+	tools := s.tools
+	s.mu.Unlock()
+	var bad []string
+	for _, list := range [][]string{include, exclude} {
+		for _, pat := range list {
+			if !slices.ContainsFunc(tools, func(t *mcp.Tool) bool { return globMatch(pat, t.Name) }) {
+				bad = append(bad, fmt.Sprintf("%q", pat))
+			}
+		}
+	}
+	if len(bad) > 0 {
+		return diag.New(diag.MCPFilterUnmatched, "server %s: %s: filter %s matches none of its %d tools", server, who, strings.Join(bad, ", "), len(tools))
+	}
+	return nil
+}
+
+// checkLock verifies a server's listing against the lock at start-up.
+func (i *instance) checkLock(s *server) error {
+	if i.env.Lock == nil {
+		return nil
+	}
+	s.mu.Lock()
+	tools := s.tools
+	s.mu.Unlock()
+	changed, added := i.env.Lock.Diff(s.name, tools)
+	if len(added) > 0 {
+		i.log.Warn("server offers tools heddle.lock does not pin", "server", s.name, "tools", strings.Join(added, ","))
+	}
+	if len(changed) > 0 {
+		return diag.New(diag.ToolDefinitionChanged, "server %s: tools changed since heddle.lock was written: %s", s.name, strings.Join(changed, ", "))
+	}
+	return nil
+}
+
+// stale runs when a server announces list_changed. The next operation
+// re-lists it; when someone watches, a background re-list delivers the
+// events without waiting for one.
+func (i *instance) stale(s *server) {
+	if !i.env.Events.Watched() {
+		return
+	}
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return
+	}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		ctx, cancel := context.WithTimeout(i.env.Closing, i.env.Budget)
+		defer cancel()
+		_, _, _ = s.refresh(ctx, false)
+	}()
+}
+
+// reconnected runs after the supervisor reconnected a server: its filters
+// are verified against what it offers now.
+func (i *instance) reconnected(s *server) {
+	ctx, cancel := context.WithTimeout(i.env.Closing, i.env.Budget)
+	defer cancel()
+	if _, _, err := s.refresh(ctx, true); err != nil {
+		return
+	}
+	if errs := i.checkServerFilters(s.name, false); len(errs) > 0 {
+		i.log.Error("filter matches no tool after reconnect", "server", s.name, "code", diag.CodeOf(errs[0]), "detail", errs[0].Error())
+	}
+}
+
+// Source returns an agent's view of one granted server. Several grants of
+// one server in one agent are one source whose filters are united.
+func (i *instance) Source(agent *plan.Agent, g plan.Grant) (runtime.Source, error) {
+	spec, ok := g.Spec.(*mcpkind.Grant)
+	if !ok {
+		return nil, diag.New(diag.CapabilityKindUnknown, "agent %s: mcp grant has an unexpected spec", agent.Name)
+	}
+	s := i.servers[spec.Server]
+	if s == nil {
+		return nil, diag.New(diag.MCPServerUnknown, "server %q is not opened", spec.Server)
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	key := agent.Name + "\x00" + spec.Server
+	if src := i.sources[key]; src != nil {
+		src.addView(view{include: spec.Include, exclude: spec.Exclude})
+		return src, nil
+	}
+	src := &source{srv: s, views: []view{{include: spec.Include, exclude: spec.Exclude}}}
+	i.sources[key] = src
+	return src, nil
+}
+
+// Status reports every opened server as a dependency of kind mcp.
+func (i *instance) Status() []runtime.Dependency {
+	out := make([]runtime.Dependency, 0, len(i.servers))
+	for _, name := range config.SortedKeys(i.servers) {
+		s := i.servers[name]
+		st, code, tools, listed := s.status()
+		d := runtime.Dependency{Name: name, Kind: "mcp", State: st, Required: s.spec.Required, Tools: tools, Agents: slices.Clone(s.spec.GrantedTo)}
+		if st != runtime.StateReady {
+			d.Code = code
+			if d.Code == "" {
+				d.Code = diag.MCPServerUnreachable
+			}
+		}
+		if !listed.IsZero() {
+			t := listed.UTC().Truncate(time.Millisecond)
+			d.ListedAt = &t
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// Pins returns what each opened server offers now, for the lock.
+func (i *instance) Pins() map[string][]*mcp.Tool {
+	out := make(map[string][]*mcp.Tool, len(i.servers))
+	for name, s := range i.servers {
+		s.mu.Lock()
+		out[name] = s.tools
+		s.mu.Unlock()
+	}
+	return out
+}
+
+// Close releases the instance's references on every server: sessions close
+// (and stdio children die with their process groups) once the last
+// in-flight call that holds one returns.
+func (i *instance) Close() error {
+	var wg sync.WaitGroup
+	for _, release := range i.releases {
+		wg.Go(release)
+	}
+	wg.Wait()
+	return nil
+}
+
+var (
+	_ runtime.Kind        = Kind{}
+	_ runtime.Instance    = (*instance)(nil)
+	_ runtime.Pinner      = (*instance)(nil)
+	_ runtime.MCPProvider = (*instance)(nil)
+)

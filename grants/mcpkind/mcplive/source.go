@@ -1,0 +1,262 @@
+package mcplive
+
+import (
+	"context"
+	"path"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/runtime"
+)
+
+// view is one grant's filter over a server's tools.
+type view struct {
+	include, exclude []string
+}
+
+// source is an agent's (or application code's) filtered view of one shared
+// server. Several grants of one server in one agent are one source whose
+// views are united.
+type source struct {
+	srv *server
+
+	mu    sync.Mutex
+	views []view
+	gen   uint64
+	set   bool
+	tools []*mcp.Tool // filtered, pinned, with the operator's overrides
+	orig  []*mcp.Tool // the same tools as the server describes them
+}
+
+// Name is the server's name.
+func (m *source) Name() string { return m.srv.name }
+
+// TransportTimeout is the server's timeout_ms.
+func (m *source) TransportTimeout() time.Duration {
+	return time.Duration(m.srv.spec.TimeoutMS) * time.Millisecond
+}
+
+// MaxResultBytes is the server's max_result_bytes.
+func (m *source) MaxResultBytes() int { return m.srv.spec.MaxResultBytes }
+
+// Down reports a server without a session.
+func (m *source) Down() bool {
+	st, _, _, _ := m.srv.status()
+	return st != runtime.StateReady
+}
+
+// Lingers reports an HTTP server: go-sdk reads the rest of a response
+// stream after handing over the result, and cancelling the call's context
+// at once drops the connection instead of reusing it.
+func (m *source) Lingers() bool {
+	return m.srv.spec.Transport != "stdio" && m.srv.inst.env.Dial == nil
+}
+
+// NotifiesChanges: a server's tools change only by a re-listing, which
+// tells the runtime (list_changed, a reconnect).
+func (m *source) NotifiesChanges() {}
+
+func (m *source) addView(v view) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.views = append(m.views, v)
+	m.set = false
+}
+
+func (m *source) allowed(name string) bool {
+	for _, v := range m.views {
+		if filter(name, v.include, v.exclude) {
+			return true
+		}
+	}
+	return false
+}
+
+// Tools returns the filtered tools, with the operator's overrides of their
+// annotations, cached per generation of the server's listing; a stale
+// server is re-listed first. A pinned tool that no longer matches the lock
+// is withheld.
+func (m *source) Tools(ctx context.Context) ([]*mcp.Tool, uint64, error) {
+	tools, _, gen, err := m.list(ctx)
+	return tools, gen, err
+}
+
+func (m *source) list(ctx context.Context) (tools, orig []*mcp.Tool, gen uint64, err error) {
+	all, gen, err := m.srv.refresh(ctx, false)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.set && m.gen == gen {
+		return m.tools, m.orig, gen, nil
+	}
+	tools, orig = make([]*mcp.Tool, 0, len(all)), make([]*mcp.Tool, 0, len(all))
+	for _, t := range all {
+		if !m.allowed(t.Name) {
+			continue
+		}
+		if !m.srv.inst.env.Lock.Pinned(m.srv.name, t) {
+			m.srv.log.Error("tool changed since heddle.lock was written; it is withheld", "server", m.srv.name, "tool", t.Name, "code", diag.ToolDefinitionChanged)
+			continue
+		}
+		tools = append(tools, m.srv.overridden(t))
+		orig = append(orig, t)
+	}
+	m.tools, m.orig, m.gen, m.set = tools, orig, gen, true
+	return tools, orig, gen, nil
+}
+
+// overridden applies the operator's read_only_tools, idempotent_tools and
+// destructive_tools to a tool's annotations; a tool they do not name is
+// returned as the server described it.
+func (s *server) overridden(t *mcp.Tool) *mcp.Tool {
+	spec := s.spec
+	ro, idem, destr := matchAny(spec.ReadOnlyTools, t.Name), matchAny(spec.IdempotentTools, t.Name), matchAny(spec.DestructiveTools, t.Name)
+	if !ro && !idem && !destr {
+		return t
+	}
+	c := *t
+	a := mcp.ToolAnnotations{}
+	if t.Annotations != nil {
+		a = *t.Annotations
+	}
+	if ro {
+		a.ReadOnlyHint, a.DestructiveHint = true, new(false)
+	}
+	if idem {
+		a.IdempotentHint = true
+	}
+	if destr {
+		a.ReadOnlyHint, a.DestructiveHint = false, new(true)
+	}
+	c.Annotations = &a
+	return &c
+}
+
+// resendable reports a tool a call may be sent to again after its
+// connection broke: read-only or idempotent, by the server's word or the
+// operator's.
+func resendable(t *mcp.Tool) bool {
+	a := t.Annotations
+	return a != nil && (a.ReadOnlyHint || a.IdempotentHint)
+}
+
+// Call runs one tool over the shared session.
+func (m *source) Call(ctx context.Context, t *mcp.Tool, args map[string]any) (*mcp.CallToolResult, error) {
+	return m.call(ctx, t, args)
+}
+
+func matchAny(globs []string, name string) bool {
+	return slices.ContainsFunc(globs, func(g string) bool { return globMatch(g, name) })
+}
+
+// globMatch matches a tool name against a path.Match pattern.
+func globMatch(pattern, name string) bool {
+	ok, _ := path.Match(pattern, name)
+	return ok
+}
+
+// filter applies a grant's include (empty: all) then exclude globs.
+func filter(name string, include, exclude []string) bool {
+	if len(include) > 0 && !slices.ContainsFunc(include, func(p string) bool { return globMatch(p, name) }) {
+		return false
+	}
+	return !slices.ContainsFunc(exclude, func(p string) bool { return globMatch(p, name) })
+}
+
+// progress routes progress notifications to the calls that asked for them.
+func progress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+	p := req.Params
+	if p == nil {
+		return
+	}
+	tok, _ := p.ProgressToken.(string)
+	if f, ok := progressFuncs.Load(tok); ok {
+		f.(func(runtime.Progress))(runtime.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+	}
+}
+
+var (
+	progressFuncs sync.Map // token → func(runtime.Progress)
+	progressSeq   atomic.Uint64
+)
+
+func onProgress(tok string, f func(runtime.Progress)) (unregister func()) {
+	progressFuncs.Store(tok, f)
+	return func() { progressFuncs.Delete(tok) }
+}
+
+func newProgressToken() string { return "heddle-" + strconv.FormatUint(progressSeq.Add(1), 10) }
+
+// call sends one tools/call over the shared session. A request that cannot
+// have reached the server is re-sent once after a reconnect, and so is any
+// request to a tool marked read-only or idempotent (the operator's
+// read_only_tools/idempotent_tools override the server's hints); any other
+// request whose connection broke is reported, not repeated.
+func (m *source) call(ctx context.Context, t *mcp.Tool, args map[string]any) (*mcp.CallToolResult, error) {
+	params := &mcp.CallToolParams{Name: t.Name, Arguments: args}
+	if args == nil {
+		params.Arguments = map[string]any{}
+	}
+	if f := runtime.ProgressOf(ctx); f != nil {
+		tok := newProgressToken()
+		params.SetProgressToken(tok)
+		unregister := onProgress(tok, f)
+		defer unregister()
+	}
+	if !m.srv.hold() {
+		return nil, diag.New(diag.ToolUnavailable, "server %s is closed", m.srv.name)
+	}
+	defer m.srv.release()
+	for attempt := 0; ; attempt++ {
+		sess, err := m.srv.session(ctx)
+		if err != nil {
+			return nil, err
+		}
+		res, err := sess.CallTool(ctx, params)
+		if err == nil {
+			return res, nil
+		}
+		switch classify(ctx, err) {
+		case failCtx:
+			return nil, ctx.Err()
+		case failProtocol:
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil
+		case failTransient:
+			m.srv.log.Debug("call rejected by transport", "server", m.srv.name, "reason", err.Error())
+			return nil, diag.Wrap(diag.ToolUnavailable, err, "server %s answered with a transient error; try again later", m.srv.name)
+		case failNotSent:
+			m.srv.broken(sess, err)
+			if attempt == 0 {
+				if m.srv.waitReady(ctx) == nil {
+					continue
+				}
+			}
+			return nil, diag.Wrap(diag.ToolUnavailable, err, "server %s is unavailable; reconnecting", m.srv.name)
+		default: // the connection broke mid-call: the tool may have run
+			m.srv.broken(sess, err)
+			if attempt == 0 && resendable(t) {
+				if m.srv.waitReady(ctx) == nil {
+					continue
+				}
+			}
+			return nil, diag.Wrap(diag.ToolUnavailable, err, "the connection to server %s broke during the call, which may or may not have run; reconnecting", m.srv.name)
+		}
+	}
+}
+
+var (
+	_ runtime.Source          = (*source)(nil)
+	_ runtime.TimedSource     = (*source)(nil)
+	_ runtime.CappedSource    = (*source)(nil)
+	_ runtime.FallibleSource  = (*source)(nil)
+	_ runtime.LingeringSource = (*source)(nil)
+	_ runtime.NotifyingSource = (*source)(nil)
+)
