@@ -1,6 +1,7 @@
 package compile_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -35,6 +36,22 @@ func FuzzLoadCompile(f *testing.F) {
 			}
 		}
 		f.Add(api, overlay, agent)
+	}
+	// Hostile shapes, each as every file: an alias bomb, an alias inside
+	// its own anchor, deep nesting, empty and dotted keys, a long scalar.
+	bomb := "a0: &a0 [x]\n"
+	for i := 1; i <= 9; i++ {
+		bomb += fmt.Sprintf("a%d: &a%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*a%d, ", i-1), 9), ", "))
+	}
+	for _, s := range []string{
+		bomb,
+		"ai: &x {mcp_servers: *x}\n",
+		"ai: " + strings.Repeat("[", 500) + strings.Repeat("]", 500) + "\n",
+		"\"\": 1\nai: {~: 1}\n",
+		"\"ai.startup_timeout_ms\": 1\nai: {mcp_servers: {\"run.books\": {url: https://x.example.com/mcp}}}\n",
+		"name: " + strings.Repeat("x", 32<<10) + "\n",
+	} {
+		f.Add([]byte(s), []byte(s), []byte(s))
 	}
 	f.Fuzz(func(t *testing.T, api, overlay, agent []byte) {
 		fsys := fstest.MapFS{

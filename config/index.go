@@ -43,7 +43,7 @@ func (li layerIndex) walk(path []string, n *yaml.Node) {
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
-			p := append(path[:len(path):len(path)], k.Value)
+			p := append(path[:len(path):len(path)], keyText(k))
 			li.pos[PathString(p)] = pos{keyLine: k.Line, keyCol: k.Column, line: v.Line, col: v.Column}
 			li.walk(p, v)
 		}
@@ -130,7 +130,7 @@ func (ix *Index) Locate(ds diag.Diagnostics) {
 }
 
 // PathString joins path segments: map keys with dots, list indexes in
-// brackets, and keys that contain dots or brackets quoted in brackets:
+// brackets, and keys that contain dots or brackets (or are empty) quoted in brackets:
 // ai.mcp_servers.runbooks.args[0], ai.mcp_servers["run.books"].url.
 func PathString(segs []string) string {
 	var b strings.Builder
@@ -138,7 +138,7 @@ func PathString(segs []string) string {
 		switch {
 		case isIndex(s):
 			b.WriteString("[" + s + "]")
-		case strings.ContainsAny(s, ".[]\" "):
+		case s == "" || strings.ContainsAny(s, ".[]\" "):
 			b.WriteString("[" + strconv.Quote(s) + "]")
 		default:
 			if i > 0 {

@@ -2,7 +2,6 @@ package config
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path"
@@ -131,7 +130,9 @@ func LoadDeployment(opts Options) (*Deployment, diag.Diagnostics) {
 		}
 	}
 
-	if m, layers := envOverlay(opts.Environ); len(m) > 0 {
+	m, layers, eds := envOverlay(opts.Environ)
+	ds = append(ds, eds...)
+	if len(m) > 0 {
 		for _, l := range layers {
 			dep.Index.add(l)
 		}
@@ -163,9 +164,10 @@ func LoadDeployment(opts Options) (*Deployment, diag.Diagnostics) {
 
 // envOverlay turns HEDDLE_ variables into a nested map, each variable its
 // own index layer so that a diagnostic can name it.
-func envOverlay(environ []string) (map[string]any, []layerIndex) {
+func envOverlay(environ []string) (map[string]any, []layerIndex, diag.Diagnostics) {
 	out := map[string]any{}
 	var layers []layerIndex
+	var ds diag.Diagnostics
 	names := slices.Clone(environ)
 	slices.Sort(names)
 	for _, kv := range names {
@@ -177,11 +179,11 @@ func envOverlay(environ []string) (map[string]any, []layerIndex) {
 		if slices.Contains(segs, "") {
 			continue
 		}
-		var v any
-		if err := yaml.Unmarshal([]byte(val), &v); err != nil || v == nil {
-			v = val
+		v, vds := parseEnvValue(name, val)
+		if vds != nil {
+			ds = append(ds, vds...)
+			continue
 		}
-		v = normalize(v)
 		cur := out
 		for _, s := range segs[:len(segs)-1] {
 			next, ok := cur[s].(map[string]any)
@@ -198,7 +200,29 @@ func envOverlay(environ []string) (map[string]any, []layerIndex) {
 		}
 		layers = append(layers, li)
 	}
-	return out, layers
+	return out, layers, ds
+}
+
+// parseEnvValue reads the value of the variable name as a YAML scalar or
+// flow collection, held to the limits of a document. A value that is not
+// YAML, or is empty or null, is its text.
+func parseEnvValue(name, val string) (any, diag.Diagnostics) {
+	file := "$" + name
+	if len(val) > MaxDocumentBytes {
+		return nil, diag.Diagnostics{sizeLimit(file)}
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal([]byte(val), &root); err != nil || root.Kind == 0 || len(root.Content) == 0 {
+		return val, nil
+	}
+	v, ds := decodeNode(file, root.Content[0])
+	if ds != nil {
+		return nil, ds
+	}
+	if v == nil {
+		return val, nil
+	}
+	return v, nil
 }
 
 // LoadArtifacts reads every <dir>/<name>/agent.yaml. The agent's name is its
@@ -273,53 +297,70 @@ func ParseYAML(file string, data []byte) (map[string]any, diag.Diagnostics) {
 }
 
 // parseLayer parses one YAML document into a map and its position index.
-// An empty document is an empty map.
+// An empty document is an empty map. The document is checked against the
+// limits of bounds.go before anything is built from it.
 func parseLayer(file string, data []byte) (map[string]any, layerIndex, diag.Diagnostics) {
+	if len(data) > MaxDocumentBytes {
+		return nil, layerIndex{}, diag.Diagnostics{sizeLimit(file)}
+	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(quoteFlowRefs(data), &root); err != nil {
 		return nil, layerIndex{}, diag.Diagnostics{yamlDiag(file, err)}
 	}
-	li := newLayer(file, &root)
 	if root.Kind == 0 || len(root.Content) == 0 {
-		return map[string]any{}, li, nil
+		return map[string]any{}, newLayer(file, &root), nil
 	}
 	top := root.Content[0]
 	if top.Kind == yaml.ScalarNode && top.Tag == "!!null" {
-		return map[string]any{}, li, nil
+		return map[string]any{}, newLayer(file, &root), nil
 	}
 	if top.Kind != yaml.MappingNode {
-		return nil, li, diag.Diagnostics{diag.Errorf(diag.ConfigParse, "", "the document must be a mapping of keys to values").
+		return nil, layerIndex{}, diag.Diagnostics{diag.Errorf(diag.ConfigParse, "", "the document must be a mapping of keys to values").
 			At(&diag.Range{File: file, Line: top.Line, Column: top.Column})}
 	}
-	var m map[string]any
-	if err := root.Decode(&m); err != nil {
-		return nil, li, diag.Diagnostics{yamlDiag(file, err)}
+	v, ds := decodeNode(file, top)
+	if ds != nil {
+		return nil, layerIndex{}, ds
 	}
-	nm, _ := normalize(m).(map[string]any)
-	if nm == nil {
-		nm = map[string]any{}
+	m, _ := v.(map[string]any)
+	if m == nil {
+		m = map[string]any{}
 	}
-	return nm, li, nil
+	// Only a checked tree is indexed: the index follows aliases.
+	return m, newLayer(file, &root), nil
 }
 
 var (
-	yamlLineRE  = regexp.MustCompile(`line (\d+)`)
+	yamlPosRE   = regexp.MustCompile(`(?:at )?line (\d+)(?:,? column (\d+))?`)
 	yamlQuoteRE = regexp.MustCompile("`[^`]*`|\"[^\"]*\"|'[^']*'")
 )
 
-// yamlDiag turns a YAML error into CONFIG_PARSE, keeping its line and
-// dropping any quoted text, which could be a value.
+// yamlDiag turns a YAML error into CONFIG_PARSE at the line (and column,
+// when yaml.v3 gives one) it names.
 func yamlDiag(file string, err error) diag.Diagnostic {
-	msg := err.Error()
-	line := 0
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-		line, _ = strconv.Atoi(m[1])
+	r := &diag.Range{File: file}
+	if m := yamlPosRE.FindStringSubmatch(err.Error()); m != nil {
+		r.Line, _ = strconv.Atoi(m[1])
+		r.Column, _ = strconv.Atoi(m[2])
 	}
-	msg = yamlLineRE.ReplaceAllString(msg, "")
+	return diag.Errorf(diag.ConfigParse, "", "invalid YAML: %s", yamlMessage(err)).At(r)
+}
+
+// yamlMessage is the text of a YAML error without its positions, which a
+// diagnostic carries in its range, and without any quoted text, which
+// could be a value.
+func yamlMessage(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	msg = strings.TrimPrefix(msg, "unmarshal errors:")
+	msg = yamlPosRE.ReplaceAllString(msg, "")
 	msg = yamlQuoteRE.ReplaceAllString(msg, "…")
-	msg = strings.TrimPrefix(msg, "yaml: ")
-	msg = strings.Trim(strings.ReplaceAll(msg, "\n", "; "), " :;")
-	return diag.Errorf(diag.ConfigParse, "", "invalid YAML: %s", msg).At(&diag.Range{File: file, Line: line})
+	var parts []string
+	for _, p := range strings.Split(msg, "\n") {
+		if p = strings.Trim(p, " :;"); p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // pruneNil removes every map entry whose value is null, so that null in an
@@ -366,30 +407,6 @@ func written(raw map[string]any, path string) bool {
 	return cur != nil
 }
 
-// normalize turns map[any]any (from YAML keys that are not strings) into
-// map[string]any all the way down.
-func normalize(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		for k, e := range t {
-			t[k] = normalize(e)
-		}
-		return t
-	case map[any]any:
-		out := make(map[string]any, len(t))
-		for k, e := range t {
-			out[fmt.Sprint(k)] = normalize(e)
-		}
-		return out
-	case []any:
-		for i, e := range t {
-			t[i] = normalize(e)
-		}
-		return t
-	}
-	return v
-}
-
 func fsReason(err error) string {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -433,14 +450,17 @@ func decodeStrict(in map[string]any, out any, base string) diag.Diagnostics {
 			if errors.As(e, &de) {
 				name = de.Name()
 			}
-			segs := SplitPath(name)
+			segs := fieldPath(root, in, name)
 			p := PathString(append(SplitPath(base), segs...))
 			ds = append(ds, diag.Errorf(diag.ConfigValueInvalid, p, "wrong type of value: want %s", describe(root, segs)))
 		}
 	}
 	slices.Sort(md.Unused)
 	for _, u := range md.Unused {
-		segs := SplitPath(u)
+		segs := fieldPath(reflect.TypeOf(out), in, u)
+		if len(segs) == 0 {
+			segs = []string{""}
+		}
 		p := PathString(append(SplitPath(base), segs...))
 		d := diag.Errorf(diag.ConfigKeyUnknown, p, "unknown key %q", segs[len(segs)-1])
 		if known := knownKeys(reflect.TypeOf(out), segs[:len(segs)-1]); len(known) > 0 {

@@ -22,6 +22,7 @@ const (
 	ConfigParse            Code = "CONFIG_PARSE"
 	ConfigKeyUnknown       Code = "CONFIG_KEY_UNKNOWN"
 	ConfigValueInvalid     Code = "CONFIG_VALUE_INVALID"
+	ConfigLimit            Code = "CONFIG_LIMIT"
 	AgentNameMismatch      Code = "AGENT_NAME_MISMATCH"
 	CapabilityKindUnknown  Code = "CAPABILITY_KIND_UNKNOWN"
 	MCPServerUnknown       Code = "MCP_SERVER_UNKNOWN"
