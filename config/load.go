@@ -431,6 +431,9 @@ func DecodeStrict(in map[string]any, out any, base string) diag.Diagnostics {
 }
 
 func decodeStrict(in map[string]any, out any, base string) diag.Diagnostics {
+	if in == nil {
+		return nil // nothing written: nothing to decode, nothing unknown
+	}
 	var md mapstructure.Metadata
 	dec, err := mapstructure.NewDecoder(&mapstructure.DecoderConfig{
 		TagName:    "koanf",
