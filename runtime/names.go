@@ -60,73 +60,96 @@ func buildIndex(cands []candidate) (*nameIndex, error) {
 		sides:   make(map[string][]*named),
 		plainQ:  make([]bool, len(cands)),
 	}
-	// Tools with one bare name form a group, keyed in primary by that name
-	// and held by its first candidate; a group is shared when it holds two
-	// (source, original) pairs. A group that is not shared keeps the bare
-	// name as its primary name, so primary needs no second pass for it.
-	group := make([]int, len(cands))
-	shared := make([]bool, len(cands)) // by group
-	var conflicts []string
-	conflict := func(name string, j, i int) {
-		conflicts = append(conflicts, fmt.Sprintf("%s (%s.%s and %s.%s)", name, cands[j].source, cands[j].original, cands[i].source, cands[i].original))
-	}
-	var dups []int // candidates equal to their group's first
-	for i, c := range cands {
-		b := toolname.Bare(c.original)
-		ix.names[i] = b
-		g, seen := ix.primary[b]
-		switch {
-		case !seen:
-			ix.primary[b], g = i, i
-		case cands[g].source != c.source || cands[g].original != c.original:
-			shared[g] = true
-		default:
-			dups = append(dups, i)
-		}
-		group[i] = g
-	}
-	nShared := 0
-	for i := range cands {
-		if shared[group[i]] {
-			nShared++
-		}
-	}
-	ix.aliases = make(map[string]int, nShared)
-	// A shared group's bare name names no tool: each member takes its
-	// qualified name instead, which may clash with another primary name.
-	for i := range cands {
-		if g := group[i]; g == i && shared[g] {
-			delete(ix.primary, ix.names[i])
-		}
-	}
-	for i, c := range cands {
-		if !shared[group[i]] {
-			continue
-		}
-		q := toolname.Qualify(c.prefix, c.original)
-		ix.names[i] = q
-		if j, dup := ix.primary[q]; dup {
-			conflict(q, min(i, j), max(i, j))
-			continue
-		}
-		ix.primary[q] = i
-	}
-	for _, i := range dups {
-		if !shared[group[i]] { // a shared one clashed above
-			conflict(ix.names[i], group[i], i)
-		}
-	}
+	groups := ix.nameBare(cands)
+	qualified, conflicts := ix.qualifyShared(cands, groups)
 	if len(conflicts) > 0 {
 		slices.Sort(conflicts)
 		return nil, diag.New(diag.ToolNameConflict, "tool names still clash after qualification: %s", strings.Join(conflicts, ", "))
 	}
-	// Each source's tools by original name, reached by the source's name
-	// and by its prefix. Candidates usually come source by source, so the
-	// last source is tried first; each map is made at its final size.
+	srcs, sid := ix.groupSources(cands)
+	ix.indexAliases(cands, srcs, sid, qualified)
+	return ix, nil
+}
+
+// bareGroups are candidates grouped by bare name. A group is held by its
+// first candidate, which primary maps the bare name to; it is shared when
+// it holds two (source, original) pairs.
+type bareGroups struct {
+	of     []int  // by candidate: its group
+	shared []bool // by group
+	dups   []int  // candidates equal to their group's first
+}
+
+// sharedBy reports whether candidate i's group is shared.
+func (g bareGroups) sharedBy(i int) bool { return g.shared[g.of[i]] }
+
+// nameBare gives every candidate its bare name and groups candidates by it.
+// A group that is not shared keeps the bare name as its primary name, so
+// primary needs no second pass for it.
+func (ix *nameIndex) nameBare(cands []candidate) bareGroups {
+	g := bareGroups{of: make([]int, len(cands)), shared: make([]bool, len(cands))}
+	for i, c := range cands {
+		b := toolname.Bare(c.original)
+		ix.names[i] = b
+		first, seen := ix.primary[b]
+		switch {
+		case !seen:
+			ix.primary[b], first = i, i
+		case cands[first].source != c.source || cands[first].original != c.original:
+			g.shared[first] = true
+		default:
+			g.dups = append(g.dups, i)
+		}
+		g.of[i] = first
+	}
+	return g
+}
+
+// qualifyShared names every member of a shared group prefix__tool, since
+// the group's bare name names no tool. It returns how many it named so, and
+// a description of every name two tools still share: a qualified name that
+// is another's primary name, or a candidate repeating another's (source,
+// original).
+func (ix *nameIndex) qualifyShared(cands []candidate, g bareGroups) (qualified int, conflicts []string) {
+	for i := range cands {
+		if g.of[i] == i && g.shared[i] {
+			delete(ix.primary, ix.names[i])
+		}
+	}
+	for i, c := range cands {
+		if !g.sharedBy(i) {
+			continue
+		}
+		qualified++
+		q := toolname.Qualify(c.prefix, c.original)
+		ix.names[i] = q
+		if j, dup := ix.primary[q]; dup {
+			conflicts = append(conflicts, conflict(cands, q, min(i, j), max(i, j)))
+			continue
+		}
+		ix.primary[q] = i
+	}
+	for _, i := range g.dups {
+		if !g.sharedBy(i) { // a shared one clashed above
+			conflicts = append(conflicts, conflict(cands, ix.names[i], g.of[i], i))
+		}
+	}
+	return qualified, conflicts
+}
+
+// conflict describes name, which candidates j and i share.
+func conflict(cands []candidate, name string, j, i int) string {
+	return fmt.Sprintf("%s (%s.%s and %s.%s)", name, cands[j].source, cands[j].original, cands[i].source, cands[i].original)
+}
+
+// groupSources makes the maps of each source's tools by original name,
+// reached in sides by the source's name and by its prefix, each at its
+// final size, and returns them with every candidate's source. Candidates
+// usually come source by source, so the last source is tried first.
+func (ix *nameIndex) groupSources(cands []candidate) (srcs []*named, sid []int) {
 	type sourceKey struct{ source, prefix string }
 	bySource := make(map[sourceKey]int)
-	var srcs []*named
-	sid := make([]int, len(cands))
+	sid = make([]int, len(cands))
 	var counts []int
 	last := -1
 	for i, c := range cands {
@@ -151,11 +174,21 @@ func buildIndex(cands []candidate) (*nameIndex, error) {
 	for s, n := range counts {
 		srcs[s].tools = make(map[string]int, n)
 	}
+	return srcs, sid
+}
+
+// indexAliases records each candidate in its source's map (srcs[sid[i]])
+// under its original name, notes whether its qualified name is plain, and
+// keeps in aliases what a lookup cannot find by splitting a name: original
+// names that are not the tool's primary name, and qualified names that
+// sanitizing or cutting changed. The map is sized for the qualified tools,
+// whose original names are such aliases.
+func (ix *nameIndex) indexAliases(cands []candidate, srcs []*named, sid []int, qualified int) {
+	ix.aliases = make(map[string]int, qualified)
 	for i, c := range cands {
 		srcs[sid[i]].tools[c.original] = i
 		own := ix.names[i]
-		ix.plainQ[i] = len(c.prefix)+len(toolname.Separator)+len(c.original) <= toolname.MaxLen &&
-			toolname.Sanitize(c.prefix) == c.prefix && toolname.Sanitize(c.original) == c.original
+		ix.plainQ[i] = plainQualified(c)
 		if c.original != own {
 			ix.alias(c.original, i)
 		}
@@ -165,7 +198,13 @@ func buildIndex(cands []candidate) (*nameIndex, error) {
 			}
 		}
 	}
-	return ix, nil
+}
+
+// plainQualified reports whether c's qualified name is prefix__original,
+// which sanitizing and cutting leave unchanged.
+func plainQualified(c candidate) bool {
+	return len(c.prefix)+len(toolname.Separator)+len(c.original) <= toolname.MaxLen &&
+		toolname.Sanitize(c.prefix) == c.prefix && toolname.Sanitize(c.original) == c.original
 }
 
 // alias records a as an alias of candidate i kept in ix.aliases.
