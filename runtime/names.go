@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 
@@ -265,19 +264,4 @@ func (ix *nameIndex) lookup(name string) (int, bool) {
 		k += 1 + next
 	}
 	return found, found >= 0
-}
-
-// globMatch reports whether a tool name matches a filter pattern. Patterns
-// were validated at compile time.
-func globMatch(pattern, name string) bool {
-	ok, _ := path.Match(pattern, name)
-	return ok
-}
-
-// filter applies a grant's include (empty: all) then exclude globs.
-func filter(name string, include, exclude []string) bool {
-	if len(include) > 0 && !slices.ContainsFunc(include, func(p string) bool { return globMatch(p, name) }) {
-		return false
-	}
-	return !slices.ContainsFunc(exclude, func(p string) bool { return globMatch(p, name) })
 }
