@@ -7,6 +7,7 @@ package runtime_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -192,7 +193,8 @@ func checkResult(res *mcp.CallToolResult, err error) error {
 	case err != nil:
 		return err
 	case res.IsError:
-		return fmt.Errorf("tool error: %v", res.Content)
+		b, _ := json.Marshal(res)
+		return fmt.Errorf("tool error: %s", b)
 	}
 	return nil
 }

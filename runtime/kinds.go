@@ -1,5 +1,7 @@
 package runtime
 
+//lint:file-ignore SA1019 sampling is deprecated from protocol 2026-07-28 on, but servers of earlier revisions still send it; KindEnv.Sampling serves them.
+
 import (
 	"context"
 	"fmt"

@@ -9,7 +9,6 @@ import (
 	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants/sqlkind"
-	sqlcfg "github.com/heddlehq/heddle/grants/sqlkind"
 )
 
 // statement is one named statement made ready for one driver: its text with
@@ -39,7 +38,7 @@ func rewrite(name string, spec *sqlkind.Statement, numbered bool) (*statement, e
 	var b strings.Builder
 	last := 0
 	number := map[string]int{}
-	for _, ph := range sqlcfg.Placeholders(spec.SQL) {
+	for _, ph := range sqlkind.Placeholders(spec.SQL) {
 		pi, ok := index[ph.Name]
 		if !ok {
 			return nil, diag.New(diag.SQLStatementInvalid, "statement %s uses :%s, which it does not declare", name, ph.Name)
