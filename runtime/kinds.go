@@ -38,7 +38,8 @@ type Kind interface {
 
 // KindEnv is what a kind's Open gets from the runtime: the plan, the
 // worker's facilities, and the options an application set for the kinds
-// that use them.
+// that use them. The runtime fills in every default (Logger, Secrets,
+// Closing, LookupEnv, ClientName, …): a kind defaults nothing.
 type KindEnv struct {
 	Plan    *plan.Plan
 	Secrets secrets.Resolver

@@ -78,16 +78,8 @@ type Kind struct{}
 // the agent's required setting; an agent that cannot be reached is a
 // Failure, Fatal when the agent is required.
 func (Kind) Open(ctx context.Context, env runtime.KindEnv) (runtime.Instance, []*runtime.Failure, error) {
-	log := env.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	closing := env.Closing
-	if closing == nil {
-		closing = context.Background()
-	}
-	inst := &instance{log: log, agents: map[string]*agent{}, startup: env.Plan.Startup.TimeoutMS}
-	inst.ctx, inst.stop = context.WithCancel(closing)
+	inst := &instance{log: env.Logger, agents: map[string]*agent{}, startup: env.Plan.Startup.TimeoutMS}
+	inst.ctx, inst.stop = context.WithCancel(env.Closing)
 	base := env.HTTPTransport
 	if base == nil {
 		inst.owned = http.DefaultTransport.(*http.Transport).Clone()

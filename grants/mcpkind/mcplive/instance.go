@@ -68,9 +68,6 @@ type instance struct {
 func (Kind) Open(ctx context.Context, env runtime.KindEnv) (runtime.Instance, []*runtime.Failure, error) {
 	inst := &instance{env: env, log: env.Logger, specs: mcpkind.PlanServers(env.Plan),
 		servers: map[string]*server{}, sources: map[string]*source{}}
-	if inst.log == nil {
-		inst.log = slog.New(slog.DiscardHandler)
-	}
 	names, err := inst.needed()
 	if err != nil {
 		return inst, nil, err

@@ -91,20 +91,9 @@ type engine interface {
 // Open opens every SQL source some agent grants, concurrently, under ctx
 // (the start-up deadline).
 func (Kind) Open(ctx context.Context, env runtime.KindEnv) (runtime.Instance, []*runtime.Failure, error) {
-	log := env.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	closing := env.Closing
-	if closing == nil {
-		closing = context.Background()
-	}
 	res := env.Secrets
-	if res == nil {
-		res = secrets.New(secrets.Options{Dir: env.Plan.Secrets.Dir})
-	}
-	inst := &instance{dbs: map[string]*database{}, log: log}
-	inst.ctx, inst.cancel = context.WithCancel(closing)
+	inst := &instance{dbs: map[string]*database{}, log: env.Logger}
+	inst.ctx, inst.cancel = context.WithCancel(env.Closing)
 	sources := sqlkind.PlanSources(env.Plan)
 	for _, name := range config.SortedKeys(sources) {
 		src := sources[name]

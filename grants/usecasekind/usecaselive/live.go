@@ -75,11 +75,7 @@ func (Kind) Open(_ context.Context, env runtime.KindEnv) (runtime.Instance, []*r
 	if len(errs) > 0 {
 		return nil, nil, errors.Join(errs...)
 	}
-	log := env.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &instance{log: log}, nil, nil
+	return &instance{log: env.Logger}, nil, nil
 }
 
 // instance is the usecase kind opened for one runtime. It holds nothing.
