@@ -19,15 +19,19 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/heddlehq/heddle/internal/memnet"
 )
 
-// fakeAS is an authorization server on loopback: RFC 8414 metadata,
+// fakeAS is an authorization server on loopback, or on an in-memory
+// network for tests in a synctest bubble: RFC 8414 metadata,
 // dynamic registration, an authorization endpoint that approves at once
 // (302 to the redirect URI), and a token endpoint for the
 // client_credentials, authorization_code (PKCE S256) and refresh_token
 // grants. It counts token requests.
 type fakeAS struct {
 	srv *httptest.Server
+	net *memnet.Network // nil: loopback; its resource servers use the same
 	// Settings, fixed before the first request.
 	clientID, secret string
 	expiresIn        int    // seconds; 0 means none given
@@ -47,7 +51,13 @@ type fakeAS struct {
 
 func newFakeAS(t *testing.T, clientID, secret string) *fakeAS {
 	t.Helper()
-	as := &fakeAS{clientID: clientID, secret: secret, tokens: map[string]time.Time{}, codes: map[string]string{}}
+	return newFakeASOn(t, nil, clientID, secret)
+}
+
+// newFakeASOn starts a fakeAS on n, or on loopback when n is nil.
+func newFakeASOn(t *testing.T, n *memnet.Network, clientID, secret string) *fakeAS {
+	t.Helper()
+	as := &fakeAS{net: n, clientID: clientID, secret: secret, tokens: map[string]time.Time{}, codes: map[string]string{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 200, map[string]any{
@@ -103,9 +113,37 @@ func newFakeAS(t *testing.T, clientID, secret string) *fakeAS {
 		writeJSON(w, 200, map[string]any{"access_token": "jag-" + f.Get("subject_token"),
 			"issued_token_type": "urn:ietf:params:oauth:token-type:id-jag", "token_type": "N_A"})
 	})
-	as.srv = httptest.NewServer(mux)
-	t.Cleanup(as.srv.Close)
+	as.srv = as.serve(t, mux)
 	return as
+}
+
+// serve starts h on as's network, closed when the test ends.
+func (as *fakeAS) serve(t *testing.T, h http.Handler) *httptest.Server {
+	var srv *httptest.Server
+	if as.net != nil {
+		srv = as.net.Server(h)
+	} else {
+		srv = httptest.NewServer(h)
+	}
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// transport returns a new base transport that reaches as's network, its
+// idle connections closed when the test ends.
+func (as *fakeAS) transport(t *testing.T) *http.Transport {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if as.net != nil {
+		tr = as.net.Transport()
+	}
+	t.Cleanup(tr.CloseIdleConnections)
+	return tr
+}
+
+// client returns an HTTP client that reaches as's network: on memnet, what
+// the strategy and the redirect fetcher must be given.
+func (as *fakeAS) client(t *testing.T) *http.Client {
+	return &http.Client{Transport: as.transport(t)}
 }
 
 func (as *fakeAS) token(w http.ResponseWriter, r *http.Request) {
@@ -207,9 +245,9 @@ func (as *fakeAS) revokeAll() {
 	clear(as.tokens)
 }
 
-// fakeRS is a resource server on loopback: an MCP server (tool "whoami")
-// at /mcp and a plain JSON endpoint at /a2a, both behind bearer tokens of
-// one fakeAS, with RFC 9728 metadata. It counts 401s.
+// fakeRS is a resource server on its fakeAS's network: an MCP server (tool
+// "whoami") at /mcp and a plain JSON endpoint at /a2a, both behind bearer
+// tokens of that fakeAS, with RFC 9728 metadata. It counts 401s.
 type fakeRS struct {
 	srv       *httptest.Server
 	as        *fakeAS
@@ -239,8 +277,7 @@ func newFakeRS(t *testing.T, as *fakeAS) *fakeRS {
 		b, _ := io.ReadAll(r.Body)
 		writeJSON(w, 200, map[string]any{"echo": string(b)})
 	})))
-	rs.srv = httptest.NewServer(mux)
-	t.Cleanup(rs.srv.Close)
+	rs.srv = as.serve(t, mux)
 	return rs
 }
 

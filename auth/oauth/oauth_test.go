@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	_ "github.com/heddlehq/heddle/builtin" // the built-in kinds and strategies, both halves
@@ -22,6 +23,7 @@ import (
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants/mcpkind"
+	"github.com/heddlehq/heddle/internal/memnet"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/secrets"
@@ -38,8 +40,7 @@ const (
 // go-sdk gets s's OAuth handler, and the HTTP client is wrapped with s.
 func connect(t *testing.T, ctx context.Context, rs *fakeRS, s *oauth.Strategy) (*mcp.ClientSession, error) {
 	t.Helper()
-	base := http.DefaultTransport.(*http.Transport).Clone()
-	t.Cleanup(base.CloseIdleConnections)
+	base := rs.as.transport(t)
 	tr := &mcp.StreamableClientTransport{
 		Endpoint:     rs.srv.URL + "/mcp",
 		HTTPClient:   &http.Client{Transport: s.Wrap(base)},
@@ -81,12 +82,10 @@ func whoami(ctx context.Context, sess *mcp.ClientSession) error {
 	return nil
 }
 
-// a2aClient is what an A2A client would hold: a plain HTTP client wrapped
-// with the same strategy value.
-func a2aClient(t *testing.T, s *oauth.Strategy) *http.Client {
-	base := http.DefaultTransport.(*http.Transport).Clone()
-	t.Cleanup(base.CloseIdleConnections)
-	return &http.Client{Transport: s.Wrap(base)}
+// a2aClient is what an A2A client of rs would hold: a plain HTTP client
+// wrapped with the same strategy value.
+func a2aClient(t *testing.T, rs *fakeRS, s *oauth.Strategy) *http.Client {
+	return &http.Client{Transport: s.Wrap(rs.as.transport(t))}
 }
 
 func post(ctx context.Context, c *http.Client, url, body string) (int, error) {
@@ -130,7 +129,7 @@ func TestClientCredentials(t *testing.T) {
 			t.Fatalf("call: %v", err)
 		}
 	}
-	c := a2aClient(t, s)
+	c := a2aClient(t, rs, s)
 	for range 5 {
 		if code, err := post(ctx, c, rs.srv.URL+"/a2a", `{"q":1}`); err != nil || code != 200 {
 			t.Fatalf("a2a: %d %v", code, err)
@@ -193,39 +192,55 @@ func TestClientCredentialsThroughRuntime(t *testing.T) {
 }
 
 // TestRenewAheadOfExpiry: a token close to expiry is renewed before it is
-// used, once for many concurrent callers, with no 401.
+// used, once for many concurrent callers, with no 401 — and not sooner
+// than 10 s ahead. It runs in a synctest bubble on an in-memory network:
+// the token's lifetime passes on the bubble's clock, at once.
 func TestRenewAheadOfExpiry(t *testing.T) {
-	t.Parallel() // it sleeps until its token is due for renewal
-	ctx := t.Context()
-	as := newFakeAS(t, testClientID, testSecret)
-	as.expiresIn = 12 // renewed 10 s ahead: stale after 2 s
-	rs := newFakeRS(t, as)
-	s := newStrategy(t, clientCredentials("server fake"), oauth.Options{})
-	sess, err := connect(t, ctx, rs, s)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	c := a2aClient(t, s)
-	if code, err := post(ctx, c, rs.srv.URL+"/a2a", "x"); err != nil || code != 200 {
-		t.Fatalf("a2a: %d %v", code, err)
-	}
-	refusals := rs.refusals.Load()
-	time.Sleep(2100 * time.Millisecond)
-	concurrently(t, 20, func(i int) error {
-		if i%2 == 0 {
-			return whoami(ctx, sess)
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		start := time.Now()
+		as := newFakeASOn(t, memnet.New(), testClientID, testSecret)
+		as.expiresIn = 12 // renewed 10 s ahead: due 2 s after it was issued
+		rs := newFakeRS(t, as)
+		s := newStrategy(t, clientCredentials("server fake"), oauth.Options{HTTPClient: as.client(t)})
+		sess, err := connect(t, ctx, rs, s)
+		if err != nil {
+			t.Fatalf("connect: %v", err)
 		}
+		c := a2aClient(t, rs, s)
 		if code, err := post(ctx, c, rs.srv.URL+"/a2a", "x"); err != nil || code != 200 {
-			return errors.New("a2a call failed")
+			t.Fatalf("a2a: %d %v", code, err)
 		}
-		return nil
+		issued := time.Now() // the token was issued between start and now
+		refusals := rs.refusals.Load()
+		both := func(i int) error {
+			if i%2 == 0 {
+				return whoami(ctx, sess)
+			}
+			if code, err := post(ctx, c, rs.srv.URL+"/a2a", "x"); err != nil || code != 200 {
+				return errors.New("a2a call failed")
+			}
+			return nil
+		}
+
+		// Until 2 s after it was issued (at or after start), the token is
+		// used as it is.
+		time.Sleep(time.Until(start.Add(2 * time.Second)))
+		concurrently(t, 4, both)
+		if n := as.tokenRequests.Load(); n != 1 {
+			t.Errorf("token requests = %d at most 2 s after the token was issued, want 1 (renewed only 10 s ahead)", n)
+		}
+
+		// Past that, the next callers renew it, once.
+		time.Sleep(time.Until(issued.Add(2*time.Second)) + time.Millisecond)
+		concurrently(t, 20, both)
+		if n := as.tokenRequests.Load(); n != 2 {
+			t.Errorf("token requests = %d, want 2 (one, then one renewal)", n)
+		}
+		if got := rs.refusals.Load() - refusals; got != 0 {
+			t.Errorf("%d requests were refused after the renewal was due, want 0", got)
+		}
 	})
-	if n := as.tokenRequests.Load(); n != 2 {
-		t.Errorf("token requests = %d, want 2 (one, then one renewal)", n)
-	}
-	if got := rs.refusals.Load() - refusals; got != 0 {
-		t.Errorf("%d requests were refused after the renewal was due, want 0", got)
-	}
 }
 
 // TestRenewAfter401: a revoked token is replaced after the 401 it earns,
@@ -239,7 +254,7 @@ func TestRenewAfter401(t *testing.T) {
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
-	c := a2aClient(t, s)
+	c := a2aClient(t, rs, s)
 	if err := whoami(ctx, sess); err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +291,7 @@ func Test401Storm(t *testing.T) {
 	if n := rs.refusals.Load(); n != 2 {
 		t.Errorf("connect: %d requests refused, want 2 (the request and its one retry)", n)
 	}
-	c := a2aClient(t, s)
+	c := a2aClient(t, rs, s)
 	before := rs.refusals.Load()
 	concurrently(t, 10, func(int) error {
 		code, err := post(ctx, c, rs.srv.URL+"/a2a", "x")
@@ -317,7 +332,7 @@ func TestSecretsNotShown(t *testing.T) {
 	if !strings.Contains(logs.String(), "authorization failed") {
 		t.Errorf("the failure is not logged at DEBUG:\n%s", logs.String())
 	}
-	c := a2aClient(t, newStrategy(t, clientCredentials("agent fake"), oauth.Options{Logger: logs.logger()}))
+	c := a2aClient(t, rs, newStrategy(t, clientCredentials("agent fake"), oauth.Options{Logger: logs.logger()}))
 	_, err = post(ctx, c, rs.srv.URL+"/a2a", "x")
 	if err == nil || strings.Contains(err.Error(), testSecret) || strings.Contains(logs.String(), testSecret) {
 		t.Errorf("a2a: err = %v, want an error without the secret", err)
@@ -349,30 +364,44 @@ func TestSecretsNotShown(t *testing.T) {
 }
 
 // TestAuthorizationCode: dynamic registration, PKCE, the code read from
-// the redirect, then renewal with the refresh token.
+// the redirect, then renewal with the refresh token once the access token
+// is 10 s from expiry, not before. It runs in a synctest bubble on an
+// in-memory network, so the wait for the renewal takes no time.
 func TestAuthorizationCode(t *testing.T) {
-	t.Parallel() // it sleeps until its token is due for renewal
-	ctx := t.Context()
-	as := newFakeAS(t, "dcr-client", "dcr-secret")
-	as.expiresIn = 12 // renewed 10 s ahead: stale after 2 s
-	rs := newFakeRS(t, as)
-	s := newStrategy(t, oauth.Config{Name: "server fake", RedirectURL: "http://127.0.0.1:9/callback"},
-		oauth.Options{Fetcher: oauth.RedirectFetcher(nil)})
-	sess, err := connect(t, ctx, rs, s)
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	if err := whoami(ctx, sess); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(2100 * time.Millisecond)
-	concurrently(t, 10, func(int) error { return whoami(ctx, sess) })
-	if n := as.grantCount("authorization_code"); n != 1 {
-		t.Errorf("authorization_code grants = %d, want 1", n)
-	}
-	if n := as.grantCount("refresh_token"); n != 1 {
-		t.Errorf("refresh_token grants = %d, want 1", n)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		start := time.Now()
+		as := newFakeASOn(t, memnet.New(), "dcr-client", "dcr-secret")
+		as.expiresIn = 12 // renewed 10 s ahead: due 2 s after it was issued
+		rs := newFakeRS(t, as)
+		s := newStrategy(t, oauth.Config{Name: "server fake", RedirectURL: "http://127.0.0.1:9/callback"},
+			oauth.Options{HTTPClient: as.client(t), Fetcher: oauth.RedirectFetcher(as.client(t))})
+		sess, err := connect(t, ctx, rs, s)
+		if err != nil {
+			t.Fatalf("connect: %v", err)
+		}
+		if err := whoami(ctx, sess); err != nil {
+			t.Fatal(err)
+		}
+		issued := time.Now() // the token was issued between start and now
+
+		time.Sleep(time.Until(start.Add(2 * time.Second)))
+		if err := whoami(ctx, sess); err != nil {
+			t.Fatal(err)
+		}
+		if n := as.grantCount("refresh_token"); n != 0 {
+			t.Errorf("refresh_token grants = %d at most 2 s after the token was issued, want 0 (renewed only 10 s ahead)", n)
+		}
+
+		time.Sleep(time.Until(issued.Add(2*time.Second)) + time.Millisecond)
+		concurrently(t, 10, func(int) error { return whoami(ctx, sess) })
+		if n := as.grantCount("authorization_code"); n != 1 {
+			t.Errorf("authorization_code grants = %d, want 1", n)
+		}
+		if n := as.grantCount("refresh_token"); n != 1 {
+			t.Errorf("refresh_token grants = %d, want 1", n)
+		}
+	})
 }
 
 // TestRefreshTokenRef: a pre-provisioned refresh token, and no way to get
