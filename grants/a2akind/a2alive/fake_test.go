@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/heddlehq/heddle/internal/memnet"
 )
 
 // fakeAgent is an A2A agent written for these tests, speaking A2A 1.0 or,
@@ -28,6 +30,9 @@ type fakeAgent struct {
 	token  string // when set, every request needs "Bearer <token>"
 	// cardURL, when set, replaces the JSON-RPC URL the card names.
 	cardURL string
+	// net, when set, is where the agent listens instead of loopback: for
+	// tests in a synctest bubble.
+	net *memnet.Network
 
 	mu      sync.Mutex
 	polls   map[string]int
@@ -44,7 +49,11 @@ func newFakeAgent(t *testing.T, configure func(*fakeAgent)) *fakeAgent {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/agent-card.json", f.card)
 	mux.HandleFunc("POST /rpc", f.rpc)
-	f.srv = httptest.NewServer(f.auth(mux))
+	if f.net != nil {
+		f.srv = f.net.Server(f.auth(mux))
+	} else {
+		f.srv = httptest.NewServer(f.auth(mux))
+	}
 	t.Cleanup(f.srv.Close)
 	return f
 }

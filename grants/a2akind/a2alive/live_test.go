@@ -3,13 +3,13 @@ package a2alive_test
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,16 +17,13 @@ import (
 
 	_ "github.com/heddlehq/heddle/builtin" // the built-in kinds, both halves
 	"github.com/heddlehq/heddle/diag"
-	"github.com/heddlehq/heddle/grants/a2akind/a2alive"
+	"github.com/heddlehq/heddle/internal/memnet"
 	"github.com/heddlehq/heddle/internal/plantest"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
 )
 
-func TestMain(m *testing.M) {
-	a2alive.SetBackoff(20*time.Millisecond, 100*time.Millisecond)
-	goleak.VerifyTestMain(m)
-}
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func compilePlan(t testing.TB, api string, agents map[string]string) *plan.Plan {
 	t.Helper()
@@ -36,10 +33,25 @@ func compilePlan(t testing.TB, api string, agents map[string]string) *plan.Plan 
 // open opens a runtime whose agent "a" grants the remote agent "echo".
 func open(t testing.TB, apiYAML string, agentYAML string) (*runtime.Runtime, *runtime.Toolset) {
 	t.Helper()
+	return openWith(t, apiYAML, agentYAML, runtime.Options{})
+}
+
+// onNet returns runtime options whose HTTP clients reach n, for tests in a
+// synctest bubble; the transport's idle connections are closed when the
+// test ends.
+func onNet(t testing.TB, n *memnet.Network) runtime.Options {
+	tr := n.Transport()
+	t.Cleanup(tr.CloseIdleConnections)
+	return runtime.Options{HTTPTransport: tr}
+}
+
+// openWith is open with opts.
+func openWith(t testing.TB, apiYAML string, agentYAML string, opts runtime.Options) (*runtime.Runtime, *runtime.Toolset) {
+	t.Helper()
 	if agentYAML == "" {
 		agentYAML = `capabilities: [{kind: a2a, agent: echo}]`
 	}
-	rt, err := runtime.Open(context.Background(), compilePlan(t, apiYAML, map[string]string{"a": agentYAML}), runtime.Options{})
+	rt, err := runtime.Open(context.Background(), compilePlan(t, apiYAML, map[string]string{"a": agentYAML}), opts)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -63,37 +75,42 @@ func call(t *testing.T, ts *runtime.Toolset, msg string) *mcp.CallToolResult {
 	return res
 }
 
-// TestAnswers: each shape of answer, in both protocol versions.
+// TestAnswers: each shape of answer, in both protocol versions. Each runs
+// in a synctest bubble on an in-memory network, so polling a working task
+// takes no time.
 func TestAnswers(t *testing.T) {
 	for _, legacy := range []bool{false, true} {
 		name := map[bool]string{false: "a2a-1.0", true: "a2a-0.3"}[legacy]
 		t.Run(name, func(t *testing.T) {
-			f := newFakeAgent(t, func(f *fakeAgent) { f.legacy = legacy })
-			_, ts := open(t, api("echo", f.srv.URL, ""), "")
-			for _, c := range []struct {
-				msg, want string
-				isError   bool
-			}{
-				{"hello", "echo: hello", false},
-				{"task: hi", "echo: hi", false},
-				{"slow: x", "echo: slow done", false},
-				{"fail: the disk is gone", "the remote agent's task was failed: the disk is gone", true},
-				{"input: which region?", "the remote agent needs more than one message to answer (input_required): which region?", true},
-				{"error", "the remote agent echo answered with an error: the model is overloaded (JSON-RPC code -32603)", true},
-			} {
-				res := call(t, ts, c.msg)
-				if text(res) != c.want || res.IsError != c.isError || runtime.RefusalCode(res) != "" {
-					t.Errorf("%q: %q (isError %v), want %q (isError %v)", c.msg, text(res), res.IsError, c.want, c.isError)
+			synctest.Test(t, func(t *testing.T) {
+				n := memnet.New()
+				f := newFakeAgent(t, func(f *fakeAgent) { f.legacy, f.net = legacy, n })
+				_, ts := openWith(t, api("echo", f.srv.URL, ""), "", onNet(t, n))
+				for _, c := range []struct {
+					msg, want string
+					isError   bool
+				}{
+					{"hello", "echo: hello", false},
+					{"task: hi", "echo: hi", false},
+					{"slow: x", "echo: slow done", false},
+					{"fail: the disk is gone", "the remote agent's task was failed: the disk is gone", true},
+					{"input: which region?", "the remote agent needs more than one message to answer (input_required): which region?", true},
+					{"error", "the remote agent echo answered with an error: the model is overloaded (JSON-RPC code -32603)", true},
+				} {
+					res := call(t, ts, c.msg)
+					if text(res) != c.want || res.IsError != c.isError || runtime.RefusalCode(res) != "" {
+						t.Errorf("%q: %q (isError %v), want %q (isError %v)", c.msg, text(res), res.IsError, c.want, c.isError)
+					}
 				}
-			}
-			methods, versions := f.seen()
-			want := []string{"SendMessage", "GetTask", "1.0"}
-			if legacy {
-				want = []string{"message/send", "tasks/get", "0.3"}
-			}
-			if !slices.Contains(methods, want[0]) || !slices.Contains(methods, want[1]) || slices.ContainsFunc(versions, func(v string) bool { return v != want[2] }) {
-				t.Errorf("methods %v, versions %v; want %v", methods, versions, want)
-			}
+				methods, versions := f.seen()
+				want := []string{"SendMessage", "GetTask", "1.0"}
+				if legacy {
+					want = []string{"message/send", "tasks/get", "0.3"}
+				}
+				if !slices.Contains(methods, want[0]) || !slices.Contains(methods, want[1]) || slices.ContainsFunc(versions, func(v string) bool { return v != want[2] }) {
+					t.Errorf("methods %v, versions %v; want %v", methods, versions, want)
+				}
+			})
 		})
 	}
 }
@@ -190,92 +207,93 @@ func TestCredentialsStayOnOrigin(t *testing.T) {
 	}
 }
 
-// unusedAddr returns a loopback address nothing listens on.
-func unusedAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
 // TestUnreachable: a required agent fails start-up; an optional one is
-// retried in the background and its tool answers TOOL_UNAVAILABLE until
-// the agent comes up.
+// retried in the background, with the supervisor's own backoff, and its
+// tool answers TOOL_UNAVAILABLE until the agent comes up. It runs in a
+// synctest bubble on an in-memory network, so the backoff passes at once.
 func TestUnreachable(t *testing.T) {
-	addr := unusedAddr(t)
-	_, err := runtime.Open(context.Background(), compilePlan(t, api("echo", "http://"+addr, ""),
-		map[string]string{"a": `capabilities: [{kind: a2a, agent: echo}]`}), runtime.Options{})
-	var se *runtime.StartupError
-	if !errors.As(err, &se) || len(se.Failures) != 1 || se.Failures[0].Server != "echo" || !diag.Has(err, diag.A2AAgentUnreachable) {
-		t.Fatalf("required: err = %v, want A2A_AGENT_UNREACHABLE for echo", err)
-	}
-	if strings.Contains(err.Error(), addr) {
-		t.Errorf("the error shows the address: %v", err)
-	}
-
-	rt, ts := open(t, api("echo", "http://"+addr, "      required: false\n"), "")
-	res := call(t, ts, "hello")
-	if runtime.RefusalCode(res) != diag.ToolUnavailable {
-		t.Fatalf("optional, down: %v, want TOOL_UNAVAILABLE", res)
-	}
-	h := rt.Health()
-	if d := h.Dependencies[0]; d.State == runtime.StateReady || d.Code != diag.A2AAgentUnreachable || d.Required || !h.Ready {
-		t.Errorf("health = %+v", h)
-	}
-
-	// The agent comes up at that address: the supervisor finds it.
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Skipf("cannot listen on %s again: %v", addr, err)
-	}
-	f := newFakeAgent(t, nil)
-	up := &httptest.Server{Listener: l, Config: &http.Server{Handler: f.srv.Config.Handler}}
-	up.Start()
-	defer up.Close()
-	waitFor(t, func() bool { return rt.Health().Dependencies[0].State == runtime.StateReady })
-	if res := call(t, ts, "hello"); text(res) != "echo: hello" {
-		t.Errorf("after recovery: %q", text(res))
-	}
-
-	// It goes away again: the call answers TOOL_UNAVAILABLE and the agent
-	// is down until it is back.
-	up.Close()
-	if res := call(t, ts, "hello"); runtime.RefusalCode(res) != diag.ToolUnavailable {
-		t.Errorf("after it went away: %v, want TOOL_UNAVAILABLE", res)
-	}
-	if rt.Health().Dependencies[0].State == runtime.StateReady {
-		t.Error("the agent is still ready")
-	}
-}
-
-// TestDeadlines: the agent's timeout_ms is the transport deadline.
-func TestDeadlines(t *testing.T) {
-	f := newFakeAgent(t, nil)
-	_, ts := open(t, api("echo", f.srv.URL, "      timeout_ms: 200\n"), "")
-	start := time.Now()
-	res := call(t, ts, "hang")
-	if runtime.RefusalCode(res) != diag.TransportTimeout {
-		t.Errorf("hang: %v, want TRANSPORT_TIMEOUT", res)
-	}
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("the call took %v", d)
-	}
-	// The agent is not marked down by a slow answer.
-	if res := call(t, ts, "hello"); text(res) != "echo: hello" {
-		t.Errorf("after a timeout: %q", text(res))
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out waiting")
+	synctest.Test(t, func(t *testing.T) {
+		n := memnet.New()
+		opts := onNet(t, n)
+		l, err := n.Listen("")
+		if err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		addr := l.Addr().String() // nothing listens there now
+		l.Close()
+		_, err = runtime.Open(context.Background(), compilePlan(t, api("echo", "http://"+addr, ""),
+			map[string]string{"a": `capabilities: [{kind: a2a, agent: echo}]`}), opts)
+		var se *runtime.StartupError
+		if !errors.As(err, &se) || len(se.Failures) != 1 || se.Failures[0].Server != "echo" || !diag.Has(err, diag.A2AAgentUnreachable) {
+			t.Fatalf("required: err = %v, want A2A_AGENT_UNREACHABLE for echo", err)
+		}
+		if strings.Contains(err.Error(), addr) {
+			t.Errorf("the error shows the address: %v", err)
+		}
+
+		rt, ts := openWith(t, api("echo", "http://"+addr, "      required: false\n"), "", opts)
+		res := call(t, ts, "hello")
+		if runtime.RefusalCode(res) != diag.ToolUnavailable {
+			t.Fatalf("optional, down: %v, want TOOL_UNAVAILABLE", res)
+		}
+		h := rt.Health()
+		if d := h.Dependencies[0]; d.State == runtime.StateReady || d.Code != diag.A2AAgentUnreachable || d.Required || !h.Ready {
+			t.Errorf("health = %+v", h)
+		}
+
+		// The agent comes up at that address after a while: the supervisor
+		// finds it within its longest backoff, with no call to wake it.
+		time.Sleep(time.Minute)
+		if rt.Health().Dependencies[0].State == runtime.StateReady {
+			t.Fatal("ready while nothing listens")
+		}
+		l, err = n.Listen(addr)
+		if err != nil {
+			t.Fatalf("cannot listen on %s again: %v", addr, err)
+		}
+		f := newFakeAgent(t, func(f *fakeAgent) { f.net = n })
+		up := &httptest.Server{Listener: l, Config: &http.Server{Handler: f.srv.Config.Handler}}
+		up.Start()
+		defer up.Close()
+		time.Sleep(runtime.DefaultBackoffMax)
+		synctest.Wait() // the attempt that the backoff allowed has ended
+		if d := rt.Health().Dependencies[0]; d.State != runtime.StateReady {
+			t.Fatalf("%v after the agent came up: %+v, want ready", runtime.DefaultBackoffMax, d)
+		}
+		if res := call(t, ts, "hello"); text(res) != "echo: hello" {
+			t.Errorf("after recovery: %q", text(res))
+		}
+
+		// It goes away again: the call answers TOOL_UNAVAILABLE and the agent
+		// is down until it is back.
+		up.Close()
+		if res := call(t, ts, "hello"); runtime.RefusalCode(res) != diag.ToolUnavailable {
+			t.Errorf("after it went away: %v, want TOOL_UNAVAILABLE", res)
+		}
+		if rt.Health().Dependencies[0].State == runtime.StateReady {
+			t.Error("the agent is still ready")
+		}
+	})
+}
+
+// TestDeadlines: the agent's timeout_ms is the transport deadline, to the
+// millisecond on a synctest bubble's clock.
+func TestDeadlines(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := memnet.New()
+		f := newFakeAgent(t, func(f *fakeAgent) { f.net = n })
+		_, ts := openWith(t, api("echo", f.srv.URL, "      timeout_ms: 200\n"), "", onNet(t, n))
+		start := time.Now()
+		res := call(t, ts, "hang")
+		if runtime.RefusalCode(res) != diag.TransportTimeout {
+			t.Errorf("hang: %v, want TRANSPORT_TIMEOUT", res)
+		}
+		if d := time.Since(start); d != 200*time.Millisecond {
+			t.Errorf("the call took %v, want timeout_ms (200ms)", d)
+		}
+		// The agent is not marked down by a slow answer.
+		if res := call(t, ts, "hello"); text(res) != "echo: hello" {
+			t.Errorf("after a timeout: %q", text(res))
+		}
+	})
 }
