@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -76,14 +77,22 @@ func TestEndToEnd(t *testing.T) {
 // TestExpiryRenewedOnce lets the token expire, then makes 32 concurrent
 // calls: one renewal serves them all, before any is refused.
 func TestExpiryRenewedOnce(t *testing.T) {
-	const ttl = 1500 * time.Millisecond
+	// The test waits out one lifetime, so it is short; but the first call,
+	// and the 32 after the renewal, must each end well within the 0.9 s a
+	// token is used before the host renews it (they take under 0.1 s).
+	const ttl = time.Second
 	srv := startSession(t, ttl)
-	rt := mustOpen(t, apiYAML(srv, pluginSum), nil)
+	log := &syncBuffer{}
+	rt := mustOpen(t, apiYAML(srv, pluginSum), log)
 	call(t, rt)
 	if got := srv.Mints(); got != 1 {
 		t.Fatalf("tokens minted = %d, want 1", got)
 	}
-	time.Sleep(ttl + 100*time.Millisecond) // expired at the server too
+	// The plugin's expiry counts from when the session endpoint's answer
+	// reached it, so once it has passed the token is expired at the server
+	// too.
+	exp := fetchedExpiry(t, log)
+	time.Sleep(time.Until(exp))
 
 	callConcurrently(t, rt, 32)
 	if got := srv.Mints(); got != 2 {
@@ -91,6 +100,28 @@ func TestExpiryRenewedOnce(t *testing.T) {
 	}
 	if got := srv.Refused(); got != 0 {
 		t.Errorf("requests refused = %d, want 0 (headers are renewed before they expire)", got)
+	}
+}
+
+// fetchedExpiry waits for the host's DEBUG record of the first credentials
+// it fetched, and returns their expiry, rounded up to the millisecond the
+// log truncates it to.
+func fetchedExpiry(t *testing.T, log *syncBuffer) time.Time {
+	t.Helper()
+	re := regexp.MustCompile(`msg="auth plugin credentials fetched" .*expires_at=(\S+)`)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if m := re.FindStringSubmatch(log.String()); m != nil {
+			exp, err := time.Parse(time.RFC3339Nano, m[1])
+			if err != nil {
+				t.Fatalf("expires_at %q: %v", m[1], err)
+			}
+			return exp.Add(time.Millisecond)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no record of the credentials fetched within 5s:\n%s", log)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
