@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -74,13 +75,21 @@ policies: {tool_timeout_ms: 200}
 
 	t.Run("cancel-and-concurrency", func(t *testing.T) {
 		t.Parallel()
+		// The call to be cancelled goes to hang, a tool that answers
+		// nothing until the call is cancelled. The server writes "hanging
+		// tool call" to its stderr, which the runtime logs at DEBUG, once
+		// the call has reached it: then it is cancelled.
+		logs := newLogCapture()
 		rt := openWith(t, `
 ai:
   startup_timeout_ms: 5000
   mcp_servers:
-    a: {transport: stdio, command: $TESTMCP, timeout_ms: 5000}
-`, map[string]string{"x": `capabilities: [{kind: mcp, server: a}]`}, runtime.Options{})
+    a: {transport: stdio, command: $TESTMCP, timeout_ms: 5000, args: [--tools, hang, --hang-on-call, hang]}
+`, map[string]string{"x": `capabilities: [{kind: mcp, server: a}]`}, runtime.Options{Logger: slog.New(logs)})
 		ts := toolsetOf(t, rt, "x")
+		hanging := logs.Await(func(r logRecord) bool {
+			return r.Attrs["server"] == "a" && strings.Contains(r.Attrs["line"], `msg="hanging tool call"`)
+		})
 
 		ctx, cancel := context.WithCancel(context.Background())
 		type outcome struct {
@@ -91,7 +100,7 @@ ai:
 		start := time.Now()
 		cancelled := make(chan outcome, 1)
 		go func() {
-			res, err := ts.Call(ctx, "sleep", map[string]any{"ms": 3000})
+			res, err := ts.Call(ctx, "hang", map[string]any{})
 			cancelled <- outcome{res, err, time.Since(start)}
 		}()
 		// Five 300 ms calls at once on the same session: no lock, so they
@@ -105,7 +114,13 @@ ai:
 				}
 			})
 		}
-		time.Sleep(100 * time.Millisecond)
+		select {
+		case <-hanging: // the call is in flight at the server
+		case o := <-cancelled:
+			t.Fatalf("hang returned before it was cancelled: %v, %v", o.res, o.err)
+		case <-time.After(10 * time.Second):
+			t.Fatal("the call to hang did not reach the server within 10s")
+		}
 		cancelAt := time.Since(start)
 		cancel()
 		o := <-cancelled

@@ -106,6 +106,36 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() boo
 	}
 }
 
+// dialInMemory returns a runtime.Options.Dial that connects every attempt
+// to a new in-process test server with opts, over an in-memory transport:
+// what a test in a synctest bubble needs. The servers' sessions are closed
+// when the test ends.
+func dialInMemory(t *testing.T, opts *testmcp.Options) func(string) mcp.Transport {
+	var (
+		mu       sync.Mutex
+		sessions []*mcp.ServerSession
+	)
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, ss := range sessions {
+			_ = ss.Close()
+		}
+	})
+	return func(string) mcp.Transport {
+		st, ct := mcp.NewInMemoryTransports()
+		ss, err := testmcp.NewServer(opts).Connect(context.Background(), st, nil)
+		if err != nil {
+			t.Errorf("in-memory server: %v", err)
+			return ct
+		}
+		mu.Lock()
+		sessions = append(sessions, ss)
+		mu.Unlock()
+		return ct
+	}
+}
+
 // procAlive reports whether pid is a live process. A zombie (exited, not
 // yet reaped) counts as gone.
 func procAlive(pid int) bool {
@@ -347,15 +377,37 @@ type logRecord struct {
 	Attrs map[string]string
 }
 
-// logCapture is a slog.Handler that keeps every record.
+// logCapture is a slog.Handler that keeps every record, and tells waiters
+// of the first that matches.
 type logCapture struct {
-	mu    *sync.Mutex
-	recs  *[]logRecord
-	attrs []slog.Attr
+	mu      *sync.Mutex
+	recs    *[]logRecord
+	waiters *[]logWaiter
+	attrs   []slog.Attr
+}
+
+// logWaiter is one Await: seen is closed at the first record match accepts.
+type logWaiter struct {
+	match func(logRecord) bool
+	seen  chan struct{}
 }
 
 func newLogCapture() *logCapture {
-	return &logCapture{mu: &sync.Mutex{}, recs: &[]logRecord{}}
+	return &logCapture{mu: &sync.Mutex{}, recs: &[]logRecord{}, waiters: &[]logWaiter{}}
+}
+
+// Await returns a channel closed once a record that match accepts has been
+// logged, before the call or after.
+func (c *logCapture) Await(match func(logRecord) bool) <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w := logWaiter{match: match, seen: make(chan struct{})}
+	if slices.ContainsFunc(*c.recs, match) {
+		close(w.seen)
+	} else {
+		*c.waiters = append(*c.waiters, w)
+	}
+	return w.seen
 }
 
 func (c *logCapture) Enabled(context.Context, slog.Level) bool { return true }
@@ -370,13 +422,20 @@ func (c *logCapture) Handle(_ context.Context, r slog.Record) error {
 		return true
 	})
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	*c.recs = append(*c.recs, rec)
-	c.mu.Unlock()
+	*c.waiters = slices.DeleteFunc(*c.waiters, func(w logWaiter) bool {
+		if w.match(rec) {
+			close(w.seen)
+			return true
+		}
+		return false
+	})
 	return nil
 }
 
 func (c *logCapture) WithAttrs(as []slog.Attr) slog.Handler {
-	return &logCapture{mu: c.mu, recs: c.recs, attrs: append(slices.Clone(c.attrs), as...)}
+	return &logCapture{mu: c.mu, recs: c.recs, waiters: c.waiters, attrs: append(slices.Clone(c.attrs), as...)}
 }
 
 func (c *logCapture) WithGroup(string) slog.Handler { return c }

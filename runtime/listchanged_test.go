@@ -62,14 +62,23 @@ ai:
 
 	// The subscription ends with its context.
 	cancel()
-	eventually(t, 5*time.Second, "watch channel closed", func() bool {
+	waitClosed(t, events, 5*time.Second)
+}
+
+// waitClosed waits until ch is closed, dropping the events still in it.
+func waitClosed(t *testing.T, ch <-chan runtime.Event, within time.Duration) {
+	t.Helper()
+	timeout := time.After(within)
+	for {
 		select {
-		case _, ok := <-events:
-			return !ok
-		default:
-			return false
+		case _, ok := <-ch:
+			if !ok {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("watch channel not closed within %v of its context ending", within)
 		}
-	})
+	}
 }
 
 // TestListChangedStormSlowSubscriber: a server announcing list_changed

@@ -3,9 +3,11 @@ package runtime_test
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/internal/testmcp"
 	"github.com/heddlehq/heddle/runtime"
 )
 
@@ -52,28 +54,31 @@ ai:
 }
 
 // TestStartupTimeoutWhileListing: a server that connects in time but lists
-// its tools too slowly fails start-up with STARTUP_TIMEOUT, within the
-// deadline plus a margin.
+// its tools too slowly fails start-up with STARTUP_TIMEOUT, at the
+// deadline. It runs in a synctest bubble, the server in process on an
+// in-memory transport (Dial stands in for the plan's command), so the
+// deadline is met to the millisecond and takes no time.
 func TestStartupTimeoutWhileListing(t *testing.T) {
-	p := compilePlan(t, `
+	synctest.Test(t, func(t *testing.T) {
+		p := compilePlan(t, `
 ai:
   startup_timeout_ms: 1000
   mcp_servers:
     a:
       transport: stdio
       command: $TESTMCP
-      args: [--list-delay, 5s]
 `, map[string]string{"x": `capabilities: [{kind: mcp, server: a}]`})
-	start := time.Now()
-	rt, err := runtime.Open(context.Background(), p, runtime.Options{})
-	if err == nil {
-		_ = rt.Close()
-		t.Fatal("Open succeeded")
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("Open took %v", d)
-	}
-	if !diag.Has(err, diag.StartupTimeout) {
-		t.Fatalf("err = %v, want STARTUP_TIMEOUT", err)
-	}
+		start := time.Now()
+		rt, err := runtime.Open(context.Background(), p, runtime.Options{Dial: dialInMemory(t, &testmcp.Options{ListDelay: 5 * time.Second})})
+		if err == nil {
+			_ = rt.Close()
+			t.Fatal("Open succeeded")
+		}
+		if d := time.Since(start); d != time.Second {
+			t.Errorf("Open took %v, want the 1s deadline", d)
+		}
+		if !diag.Has(err, diag.StartupTimeout) {
+			t.Fatalf("err = %v, want STARTUP_TIMEOUT", err)
+		}
+	})
 }
