@@ -53,8 +53,8 @@ type SupervisorOptions struct {
 	WakeEvery time.Duration
 }
 
-// Default backoff bounds. Tests may lower them.
-var (
+// The default backoff bounds.
+const (
 	DefaultBackoffFirst = 100 * time.Millisecond
 	DefaultBackoffMax   = 30 * time.Second
 )
