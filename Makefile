@@ -89,8 +89,10 @@ bench-overhead:
 	$(GO) test -run '^$$' -bench 'BenchmarkCallOverhead' -benchtime 3000x -benchmem -count=10 ./runtime/ | tee bench-overhead.txt
 	$(GO) run $(BENCHSTAT) bench-overhead.txt
 
+# docs/errors.md, and the JSON Schemas of api.yaml and agent.yaml (schema/).
 docs:
 	$(GO) run ./internal/gendocs
+	$(GO) run ./internal/schemagen/cmd
 
 clean:
 	rm -rf $(BIN)
