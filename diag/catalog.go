@@ -150,6 +150,10 @@ var catalog = []Entry{
 		Fix:     "Raise ai.startup_timeout_ms, or find the slow dependency in the log.",
 		Example: "startup_timeout_ms: 1   # too short for anything"},
 
+	{Code: AgentUnknown, Phase: PhaseCall,
+		Meaning: "The command names an agent the configuration does not have: no subdirectory of that name in the agents directory (--agents, default agents) holds an agent.yaml. The message lists the agents there and names the closest.",
+		Fix:     "Correct the name from the list in the message, or point --agents at the directory that holds the agent.",
+		Example: "heddle tools incident-triag   # the agent is incident-triage"},
 	{Code: ToolUnknown, Phase: PhaseCall,
 		Meaning: "The agent has no tool by that name (bare, qualified or dotted).",
 		Fix:     "List the agent's tools with heddle tools AGENT.",

@@ -76,6 +76,7 @@ const (
 
 // Call-time codes added after the first release.
 const (
+	AgentUnknown    Code = "AGENT_UNKNOWN"
 	ToolArgsInvalid Code = "TOOL_ARGS_INVALID"
 	SQLParamUnbound Code = "SQL_PARAM_UNBOUND"
 )

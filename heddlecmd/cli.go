@@ -7,6 +7,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/heddlehq/heddle/compile"
@@ -25,29 +28,6 @@ const (
 	ExitUsage = 2
 )
 
-const usage = `heddle gives AI agents their capabilities declaratively.
-
-Usage:
-  heddle [global flags] <command> [arguments]
-
-Commands:
-  check      load and compile the configuration; no network, no secret values
-  plan       print the compiled plan as JSON; secrets appear as references
-  tools      AGENT: open the runtime and print the agent's tools
-  call       AGENT TOOL [--args JSON] [--as SUBJECT] [--role R]... [--claim K=V]... [--yes]:
-             one call through the agent's grants and policies, as a caller
-  health     open the runtime and print the dependency report (as /readyz)
-  serve      [--listen ADDR]: run the runtime with /livez, /readyz and the invoke API
-  lock       write heddle.lock: pinned tool definitions; later runs refuse changed tools
-  version    print version and build information
-
-Global flags:
-  --config FILE    deployment file (default config/api.yaml)
-  --env NAME       overlay config/api.NAME.yaml
-  --agents DIR     agent artifacts (default agents)
-  --format FORMAT  text or json (default text)
-`
-
 // globals are the flags every command accepts.
 type globals struct {
 	config, env, agents, format string
@@ -64,7 +44,7 @@ func (g *globals) register(fs *flag.FlagSet) {
 	fs.StringVar(&g.config, "config", g.config, "deployment file")
 	fs.StringVar(&g.env, "env", g.env, "environment overlay name")
 	fs.StringVar(&g.agents, "agents", g.agents, "directory of agent artifacts")
-	fs.StringVar(&g.format, "format", g.format, "output format: text or json")
+	fs.StringVar(&g.format, "format", g.format, "output format")
 }
 
 // noteSet records which path flags were given explicitly.
@@ -89,43 +69,57 @@ type env struct {
 	example        fs.FS            // Options.Example
 	kinds          *grants.Set      // Options.Kinds' config halves
 	live           *runtime.KindSet // and their live halves
+	cmd            string           // the command being run, once known
+	probe          bool             // only record the command's flag set (commandFlags)
 }
 
 func mainEnv(e *env, args []string) int {
-	stdout, stderr := e.stdout, e.stderr
 	fs := e.flagSet("heddle")
 	rest, err := parse(fs, args, 1)
 	if err != nil {
-		return e.usageError(err)
+		if errors.Is(err, flag.ErrHelp) {
+			e.printUsage(e.stdout)
+			return ExitOK
+		}
+		return e.usageError(e.flagError(err, fs))
 	}
 	e.g.noteSet(fs)
 	if len(rest) == 0 {
-		fmt.Fprint(stderr, usage)
+		e.printUsage(e.stderr)
 		return ExitUsage
 	}
-	cmd, cmdArgs := rest[0], rest[1:]
-	switch cmd {
+	return e.dispatch(rest[0], rest[1:])
+}
+
+// dispatch runs the command called name with its arguments.
+func (e *env) dispatch(name string, args []string) int {
+	e.cmd = name
+	switch name {
 	case "check":
-		return e.check(cmdArgs)
+		return e.check(args)
 	case "plan":
-		return e.plan(cmdArgs)
+		return e.plan(args)
 	case "version":
-		return e.version(cmdArgs)
+		return e.version(args)
 	case "tools":
-		return e.tools(cmdArgs)
+		return e.tools(args)
 	case "call":
-		return e.call(cmdArgs)
+		return e.call(args)
 	case "health":
-		return e.health(cmdArgs)
+		return e.health(args)
 	case "serve":
-		return e.serve(cmdArgs)
+		return e.serve(args)
 	case "lock":
-		return e.lock(cmdArgs)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return ExitOK
+		return e.lock(args)
+	case "help":
+		return e.help(args)
+	case "completion":
+		return e.completion(args)
+	case completeCommand:
+		return e.complete(args)
 	}
-	return e.usageError(fmt.Errorf("unknown command %q", cmd))
+	e.cmd = ""
+	return e.usageError(unknownCommand(name))
 }
 
 func (e *env) flagSet(name string) *flag.FlagSet {
@@ -156,35 +150,103 @@ func parse(fs *flag.FlagSet, args []string, stopAfter int) ([]string, error) {
 	}
 }
 
+// usageError prints a usage error and returns ExitUsage; for
+// errHelpShown, whose help is already printed, it returns ExitOK.
 func (e *env) usageError(err error) int {
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(e.stdout, usage)
+	if errors.Is(err, errHelpShown) {
 		return ExitOK
 	}
-	fmt.Fprintf(e.stderr, "heddle: %v\nRun 'heddle help' for usage.\n", err)
+	help := "heddle help"
+	if e.cmd != "" {
+		help += " " + e.cmd
+	}
+	fmt.Fprintf(e.stderr, "heddle: %v\nRun '%s' for usage.\n", err, help)
 	return ExitUsage
 }
 
+// flagError adds to an error of fs.Parse, for a flag fs does not define,
+// the closest of its flags and the list of them.
+func (e *env) flagError(err error, fs *flag.FlagSet) error {
+	const undefined = "flag provided but not defined: "
+	msg := err.Error()
+	if !strings.HasPrefix(msg, undefined) {
+		return err
+	}
+	name := strings.TrimLeft(strings.TrimPrefix(msg, undefined), "-")
+	u := &unknownError{problem: msg, got: "--" + name, valid: flagNames(fs)}
+	if e.cmd == "" {
+		u.label = "global flags"
+		var takers []string
+		for _, c := range commands {
+			if !c.hidden && e.commandFlags(c.name).Lookup(name) != nil {
+				takers = append(takers, c.name)
+			}
+		}
+		if len(takers) > 0 {
+			u.problem += fmt.Sprintf(" before the command (--%s is a flag of %s: put it after the command)", name, andList(takers))
+		}
+	} else {
+		u.label = "flags of " + e.cmd
+	}
+	return u
+}
+
 // parseCommand parses one command's arguments, with the global flags, and
-// checks the number of positional arguments.
+// checks the value of --format and the number of positional arguments. For
+// -h or --help it prints the command's help and returns errHelpShown.
 func (e *env) parseCommand(name string, args []string, min, max int, extra func(*flag.FlagSet)) ([]string, error) {
 	fs := e.flagSet(name)
 	if extra != nil {
 		extra(fs)
 	}
 	pos, err := parse(fs, args, 0)
+	if errors.Is(err, flag.ErrHelp) {
+		e.flags = fs
+		if !e.probe {
+			if c, ok := lookupCommand(name); ok {
+				e.printCommandHelp(e.stdout, c)
+			}
+		}
+		return nil, errHelpShown
+	}
 	if err != nil {
-		return nil, err
+		return nil, e.flagError(err, fs)
 	}
 	e.flags = fs
 	e.g.noteSet(fs)
-	if e.g.format != "text" && e.g.format != "json" {
-		return nil, fmt.Errorf("unknown --format %q: want text or json", e.g.format)
+	if valid := formatsOf(name); !slices.Contains(valid, e.g.format) {
+		return nil, unknownValue("format", e.g.format, valid)
 	}
 	if len(pos) < min || (max >= 0 && len(pos) > max) {
-		return nil, fmt.Errorf("%s: wrong number of arguments", name)
+		return nil, e.argsError(name, pos)
 	}
 	return pos, nil
+}
+
+// argsError is the usage error for a wrong number of positional arguments:
+// it says which are wanted and, for a missing agent, lists the agents.
+func (e *env) argsError(name string, pos []string) error {
+	c, _ := lookupCommand(name)
+	if len(pos) < len(c.args) && !c.args[len(pos)].optional {
+		missing := c.args[len(pos)]
+		msg := fmt.Sprintf("%s: wrong number of arguments: missing %s (usage: heddle %s)", name, missing.name, c.usageLine())
+		switch missing.name {
+		case agentArg.name:
+			dir := e.options().AgentsDir
+			if names := e.agentNames(); len(names) > 0 {
+				msg += fmt.Sprintf("\n  agents in %s: %s", dir, strings.Join(names, ", "))
+			} else {
+				msg += fmt.Sprintf("\n  there are no agents in %s (--agents names the directory)", dir)
+			}
+		case "TOOL":
+			msg += fmt.Sprintf("\n  heddle tools %s lists the agent's tools", pos[0])
+		}
+		return errors.New(msg)
+	}
+	if len(c.args) == 0 {
+		return fmt.Errorf("%s: wrong number of arguments: it takes none", name)
+	}
+	return fmt.Errorf("%s: wrong number of arguments (usage: heddle %s)", name, c.usageLine())
 }
 
 // options says where configuration is read from: the files named, or the
@@ -213,6 +275,33 @@ func (e *env) compile() (*plan.Plan, diag.Diagnostics) {
 		return nil, ds
 	}
 	return p, ds
+}
+
+// agentNames returns the names of the agents in the agents directory (of
+// the example, when the command reads it): its subdirectories holding an
+// agent.yaml, sorted. It is nil when the directory cannot be read.
+func (e *env) agentNames() []string {
+	opts := e.options()
+	readDir, stat := os.ReadDir, os.Stat
+	if opts.FS != nil {
+		clean := func(name string) string { return path.Clean(filepath.ToSlash(name)) }
+		readDir = func(name string) ([]fs.DirEntry, error) { return fs.ReadDir(opts.FS, clean(name)) }
+		stat = func(name string) (fs.FileInfo, error) { return fs.Stat(opts.FS, clean(name)) }
+	}
+	entries, err := readDir(opts.AgentsDir)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, d := range entries {
+		if !d.IsDir() || strings.HasPrefix(d.Name(), ".") {
+			continue
+		}
+		if _, err := stat(filepath.Join(opts.AgentsDir, d.Name(), "agent.yaml")); err == nil {
+			names = append(names, d.Name())
+		}
+	}
+	return names
 }
 
 // usecaseKeys returns the use cases registered in this process: none in the

@@ -1,9 +1,9 @@
 // Package heddlecmd is the heddle command as a library: the subcommands
-// (check, plan, tools, call, health, serve, lock, version), their flags,
-// their output and their exit codes. The stock binary, cmd/heddle, is
-// nothing but a call to Main; an application builds its own worker the same
-// way, after registering its own operations as use cases, so that its
-// agents' usecase grants compile and run:
+// (check, plan, tools, call, health, serve, lock, version, help,
+// completion), their flags, their output and their exit codes. The stock
+// binary, cmd/heddle, is nothing but a call to Main; an application builds
+// its own worker the same way, after registering its own operations as use
+// cases, so that its agents' usecase grants compile and run:
 //
 //	// Command desk-worker is the heddle command with the desk's operations.
 //	package main

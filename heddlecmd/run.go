@@ -48,7 +48,7 @@ func (r *runFlags) register(fs *flag.FlagSet) {
 func (r *runFlags) logger(e *env) (*slog.Logger, error) {
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(r.logLevel)); err != nil {
-		return nil, fmt.Errorf("unknown --log-level %q", r.logLevel)
+		return nil, unknownValue("log-level", r.logLevel, logLevels)
 	}
 	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: lvl})), nil
 }
@@ -66,7 +66,7 @@ func only(p *plan.Plan, agents ...string) (*plan.Plan, error) {
 				names = append(names, n)
 			}
 			sort.Strings(names)
-			return nil, diag.New(diag.ToolUnknown, "no agent %q; agents: %s", a, strings.Join(names, ", "))
+			return nil, diag.New(diag.AgentUnknown, "%s", (&unknownError{problem: fmt.Sprintf("no agent %q", a), got: a, label: "agents", valid: names}).text("; "))
 		}
 		q.Agents[a] = pa
 	}
@@ -259,6 +259,9 @@ func (e *env) call(args []string) int {
 	if err != nil {
 		e.printFailure(err)
 		return ExitFail
+	}
+	if runtime.RefusalCode(res) == diag.ToolUnknown {
+		suggestTools(ctx, ts, pos[0], pos[1], res)
 	}
 	e.printResult(res)
 	if res.IsError {
