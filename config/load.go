@@ -92,6 +92,28 @@ func OverlayFile(configFile, env string) string {
 
 var envNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
 
+// noOverlay is the diagnostic of an --env whose overlay file does not
+// exist: it names the file and the environment, and lists the overlays
+// that do exist beside the base file.
+func (o Options) noOverlay(file string) diag.Diagnostic {
+	base := o.configFile()
+	ext := filepath.Ext(base)
+	prefix := strings.TrimSuffix(filepath.Base(base), ext) + "."
+	var have []string
+	entries, _ := o.readDir(filepath.Dir(base))
+	for _, e := range entries {
+		env, ok := strings.CutPrefix(e.Name(), prefix)
+		if env, ok2 := strings.CutSuffix(env, ext); ok && ok2 && !e.IsDir() && envNameRE.MatchString(env) {
+			have = append(have, e.Name())
+		}
+	}
+	d := diag.Errorf(diag.ConfigParse, "", "no overlay %s exists for environment %s", filepath.Base(file), o.Env).At(&diag.Range{File: file})
+	if len(have) == 0 {
+		return d.WithDetail("there are no overlays beside %s: leave out --env, or create %s", filepath.Base(base), filepath.Base(file))
+	}
+	return d.WithDetail("the overlays beside %s are %s: correct --env, or create %s", filepath.Base(base), strings.Join(have, ", "), filepath.Base(file))
+}
+
 // LoadDeployment reads api.yaml, its --env overlay and HEDDLE_ variables,
 // merges them (maps merge key by key, lists and scalars are replaced, null
 // removes a key) and decodes the result strictly.
@@ -111,8 +133,12 @@ func LoadDeployment(opts Options) (*Deployment, diag.Diagnostics) {
 		}
 		files = append(files, OverlayFile(opts.configFile(), opts.Env))
 	}
-	for _, f := range files {
+	for i, f := range files {
 		data, err := opts.readFile(f)
+		if err != nil && i > 0 && errors.Is(err, fs.ErrNotExist) {
+			ds = append(ds, opts.noOverlay(f))
+			continue
+		}
 		if err != nil {
 			d := diag.Errorf(diag.ConfigParse, "", "cannot read deployment file: %s", fsReason(err)).At(&diag.Range{File: f})
 			ds = append(ds, d)

@@ -64,6 +64,19 @@ const (
 	StartupTimeout         Code = "STARTUP_TIMEOUT"
 )
 
+// Start-up codes added after the first release.
+const (
+	MCPAuthRejected Code = "MCP_AUTH_REJECTED"
+	LockInvalid     Code = "LOCK_INVALID"
+	ListenFailed    Code = "LISTEN_FAILED"
+)
+
+// Call-time codes of serve's HTTP invoke API.
+const (
+	RequestInvalid  Code = "REQUEST_INVALID"
+	RequestTooLarge Code = "REQUEST_TOO_LARGE"
+)
+
 // Call-time codes.
 const (
 	ToolUnknown          Code = "TOOL_UNKNOWN"

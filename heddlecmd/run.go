@@ -42,7 +42,7 @@ const DefaultLockFile = "heddle.lock"
 
 func (r *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&r.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
-	fs.StringVar(&r.lock, "lock", DefaultLockFile, "lock file pinning tool definitions (used when it exists)")
+	fs.StringVar(&r.lock, "lock", DefaultLockFile, "lock file pinning tool definitions (the default is used when it exists; a file named here must exist)")
 }
 
 func (r *runFlags) logger(e *env) (*slog.Logger, error) {
@@ -99,7 +99,7 @@ func (e *env) open(ctx context.Context, rf *runFlags, log *slog.Logger, approve 
 		case err == nil:
 			opts.Lock = l
 		case !errors.Is(err, fs.ErrNotExist) || rf.lockSet:
-			e.printFailure(err)
+			e.printFailure(lockError(rf.lock, err, false))
 			return nil, ExitFail
 		}
 	}
@@ -112,6 +112,23 @@ func (e *env) open(ctx context.Context, rf *runFlags, log *slog.Logger, approve 
 		return nil, ExitFail
 	}
 	return rt, ExitOK
+}
+
+// lockError is the LOCK_INVALID error of a lock file that cannot be read
+// (written, for heddle lock): one named with --lock that does not exist,
+// or any that cannot be opened or parsed (runtime.ReadLock's own messages
+// name the file and the problem).
+func lockError(path string, err error, writing bool) error {
+	var pe *fs.PathError
+	switch {
+	case writing && errors.As(err, &pe):
+		return diag.Wrap(diag.LockInvalid, err, "lock file %s cannot be written: %v", path, pe.Err)
+	case errors.Is(err, fs.ErrNotExist):
+		return diag.Wrap(diag.LockInvalid, err, "lock file %s does not exist; write it with heddle lock --lock %s, or leave --lock out to use ./%s when there is one", path, path, DefaultLockFile)
+	case errors.As(err, &pe):
+		return diag.Wrap(diag.LockInvalid, err, "lock file %s cannot be read: %v", path, pe.Err)
+	}
+	return diag.Wrap(diag.LockInvalid, err, "%v", err)
 }
 
 // printFailure prints a coded failure: in JSON as {"error": {"code",
@@ -380,7 +397,7 @@ func (e *env) lock(args []string) int {
 		err = os.WriteFile(path, append(b, '\n'), 0o644)
 	}
 	if err != nil {
-		e.printFailure(err)
+		e.printFailure(lockError(path, err, true))
 		return ExitFail
 	}
 	n := 0

@@ -59,7 +59,7 @@ func (e *env) serve(args []string) int {
 
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "heddle: listen: %v\n", err)
+		e.printFailure(listenError(listen, err))
 		return ExitFail
 	}
 	srv := &http.Server{Handler: Handler(rt, m), ReadHeaderTimeout: 10 * time.Second}
@@ -68,7 +68,7 @@ func (e *env) serve(args []string) int {
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
-		fmt.Fprintf(e.stderr, "heddle: serve: %v\n", err)
+		e.printFailure(diag.Wrap(diag.ListenFailed, err, "serving on %s stopped: %v", ln.Addr(), err))
 		return ExitFail
 	case <-ctx.Done():
 	}
@@ -79,6 +79,31 @@ func (e *env) serve(args []string) int {
 		fmt.Fprintf(e.stderr, "heddle: drain: %v\n", err)
 	}
 	return ExitOK
+}
+
+// listenError is the LISTEN_FAILED error of a --listen address serve cannot
+// listen on, saying why in words (an address is not a secret).
+func listenError(addr string, err error) error {
+	var (
+		addrErr *net.AddrError
+		dnsErr  *net.DNSError
+		why     string
+	)
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		why = "another process listens there"
+	case errors.Is(err, syscall.EACCES):
+		why = "permission denied (a port below 1024 needs privileges)"
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		why = "its host is not an address of this machine"
+	case errors.As(err, &dnsErr):
+		why = "its host name does not resolve"
+	case errors.As(err, &addrErr):
+		why = fmt.Sprintf("it is not HOST:PORT (%s)", addrErr.Err)
+	default:
+		why = "listening failed"
+	}
+	return diag.Wrap(diag.ListenFailed, err, "cannot listen on --listen %s: %s", addr, why)
 }
 
 // Handler serves the runtime over HTTP:
@@ -125,12 +150,12 @@ func Handler(rt *runtime.Runtime, m *metrics.Metrics) http.Handler {
 		var args map[string]any
 		body, err := io.ReadAll(io.LimitReader(r.Body, maxRequestBytes+1))
 		if err != nil || len(body) > maxRequestBytes {
-			httpError(w, http.StatusRequestEntityTooLarge, errors.New("the request body is too large or unreadable"))
+			httpError(w, http.StatusRequestEntityTooLarge, diag.New(diag.RequestTooLarge, "the request body is over %d bytes, or could not be read", maxRequestBytes))
 			return
 		}
 		if len(strings.TrimSpace(string(body))) > 0 {
 			if err := json.Unmarshal(body, &args); err != nil {
-				httpError(w, http.StatusBadRequest, errors.New("the body must be a JSON object of arguments"))
+				httpError(w, http.StatusBadRequest, diag.New(diag.RequestInvalid, "the body must be a JSON object of arguments"))
 				return
 			}
 		}

@@ -18,8 +18,10 @@ import (
 	"log/slog"
 	"os/exec"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
+	"unicode/utf8"
 )
 
 // envAllowed are the variables a child inherits from the worker; everything
@@ -96,6 +98,8 @@ type StderrLog struct {
 	mu      sync.Mutex
 	partial []byte
 	last    []string
+	writes  uint64 // Writes with something in them, for Mark
+	lines   uint64 // lines logged
 }
 
 // NewStderrLog returns a StderrLog that logs to log, each record naming
@@ -109,6 +113,9 @@ func NewStderrLog(log *slog.Logger, server string) *StderrLog {
 func (s *StderrLog) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if len(p) > 0 {
+		s.writes++
+	}
 	s.partial = append(s.partial, p...)
 	for {
 		i := bytes.IndexByte(s.partial, '\n')
@@ -130,6 +137,7 @@ func (s *StderrLog) Write(p []byte) (int, error) {
 
 func (s *StderrLog) emit(line []byte) {
 	l := string(bytes.TrimRight(line, "\r"))
+	s.lines++
 	s.last = append(s.last, l)
 	if len(s.last) > stderrKeepLast {
 		s.last = s.last[len(s.last)-stderrKeepLast:]
@@ -142,6 +150,54 @@ func (s *StderrLog) Last() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]string(nil), s.last...)
+}
+
+// Mark is a point in a StderrLog's output, taken by [StderrLog.Mark].
+type Mark struct{ writes, lines uint64 }
+
+// Mark is called before a new child starts writing: it ends the line a
+// previous child left unfinished (logging it), and returns a mark for
+// LastLine, which then reports only what was written after it.
+func (s *StderrLog) Mark() Mark {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.partial) > 0 {
+		s.emit(s.partial)
+		s.partial = s.partial[:0]
+	}
+	return Mark{writes: s.writes, lines: s.lines}
+}
+
+// LastLine returns the last line that is not blank written since mark — the
+// line in progress when the child ended without a newline after it — with
+// surrounding white space trimmed and cut to at most max bytes (on a
+// character boundary, "…" marking the cut); "" when there is none. A child
+// that has been waited for has all of its output here.
+func (s *StderrLog) LastLine(mark Mark, max int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.writes == mark.writes {
+		return ""
+	}
+	line := strings.TrimSpace(string(s.partial))
+	since := s.lines - mark.lines // lines logged since mark, the newest last
+	for i := len(s.last) - 1; line == "" && i >= 0 && uint64(len(s.last)-i) <= since; i-- {
+		line = strings.TrimSpace(s.last[i])
+	}
+	return cut(line, max)
+}
+
+// cut shortens s to at most max bytes without splitting a character, and
+// marks a cut with "…".
+func cut(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	end := max
+	for end > 0 && !utf8.RuneStart(s[end]) {
+		end--
+	}
+	return s[:end] + "…"
 }
 
 var _ io.Writer = (*StderrLog)(nil)

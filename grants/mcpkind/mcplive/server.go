@@ -44,9 +44,11 @@ type server struct {
 	sess      *mcp.ClientSession
 	cmd       *exec.Cmd
 	state     runtime.State
-	code      diag.Code // why the server is down
-	reason    error     // the transport's reason (debug only)
-	attempt   chan struct{}
+	code      diag.Code     // why the server is down
+	reason    error         // the transport's reason (debug only)
+	connErr   error         // the coded error of the last failed connection attempt
+	attempt   chan struct{} // non-nil while a connection attempt runs
+	attempts  uint64        // connection attempts ended
 	tools     []*mcp.Tool
 	gen       uint64 // bumped whenever tools change
 	listedAt  time.Time
@@ -117,26 +119,33 @@ func closeSession(sess *mcp.ClientSession, cmd *exec.Cmd) {
 	childproc.KillGroup(cmd)
 }
 
-// transport builds the MCP transport for one connection attempt.
-func (s *server) transport() (mcp.Transport, *exec.Cmd) {
+// transport builds the MCP transport for one connection attempt, and what
+// the attempt keeps to explain a failure.
+func (s *server) transport() (mcp.Transport, *attempt) {
+	at := &attempt{}
 	if s.inst.env.Dial != nil {
-		return s.inst.env.Dial(s.name), nil
+		return s.inst.env.Dial(s.name), at
 	}
 	switch s.spec.Transport {
 	case "stdio":
-		cmd := childproc.Command(s.spec.Command, s.spec.Args, s.env, s.spec.Dir, s.stderr)
-		return mcpstdio.NewTransport(cmd, &mcpstdio.Options{Terminate: 2 * time.Second}), cmd
+		at.mark = s.stderr.Mark()
+		at.cmd = childproc.Command(s.spec.Command, s.spec.Args, s.env, s.spec.Dir, s.stderr)
+		at.stdio = &keepConn{Transport: mcpstdio.NewTransport(at.cmd, &mcpstdio.Options{Terminate: 2 * time.Second})}
+		return at.stdio, at
 	case "sse":
-		return sseconn.NewTransport(&mcp.SSEClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient()}), nil
+		return sseconn.NewTransport(&mcp.SSEClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient(at)}), at
 	}
-	t := &mcp.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient(), MaxRetries: 3}
+	t := &mcp.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient(at), MaxRetries: 3}
 	if o, ok := s.strat.(authlive.OAuthStrategy); ok {
 		t.OAuthHandler = o.OAuthHandler() // go-sdk sets the token; on 401/403 one Authorize, one retry
 	}
-	return t, nil
+	return t, at
 }
 
-func (s *server) httpClient() *http.Client {
+// httpClient is the HTTP client of one connection attempt: the server's
+// transport, its strategy's credentials, and a watch on the statuses it
+// answers.
+func (s *server) httpClient(at *attempt) *http.Client {
 	var rt http.RoundTripper = s.httpT
 	if s.inst.env.HTTPTransport != nil {
 		rt = s.inst.env.HTTPTransport
@@ -144,7 +153,8 @@ func (s *server) httpClient() *http.Client {
 	if s.strat != nil {
 		rt = s.strat.Wrap(rt)
 	}
-	return &http.Client{Transport: rt, CheckRedirect: sameOrigin}
+	at.status = &statusWatch{next: rt}
+	return &http.Client{Transport: at.status, CheckRedirect: sameOrigin}
 }
 
 // sameOrigin refuses a redirect to another origin: the strategy would add
@@ -155,9 +165,16 @@ func sameOrigin(req *http.Request, via []*http.Request) error {
 	}
 	from := via[0].URL
 	if req.URL.Scheme != from.Scheme || req.URL.Host != from.Host {
-		return fmt.Errorf("refused a redirect to another origin (%s://%s)", req.URL.Scheme, req.URL.Host)
+		return &crossOrigin{scheme: req.URL.Scheme, host: req.URL.Host}
 	}
 	return nil
+}
+
+// crossOrigin is a redirect to another origin, refused.
+type crossOrigin struct{ scheme, host string }
+
+func (c *crossOrigin) Error() string {
+	return fmt.Sprintf("refused a redirect to another origin (%s://%s)", c.scheme, c.host)
 }
 
 // connect opens a new session. On success it becomes the server's session
@@ -186,6 +203,7 @@ func (s *server) connect(ctx context.Context) error {
 
 	s.mu.Lock()
 	s.attempt = nil
+	s.attempts++
 	close(ch)
 	if s.closing {
 		s.mu.Unlock()
@@ -193,16 +211,16 @@ func (s *server) connect(ctx context.Context) error {
 		return errClosed
 	}
 	if err != nil {
-		s.state, s.code, s.reason = runtime.StateDown, diag.MCPServerUnreachable, err
+		s.state, s.code, s.reason, s.connErr = runtime.StateDown, diag.CodeOf(err), errors.Unwrap(err), err
 		if s.downSince.IsZero() {
 			s.downSince = time.Now()
 		}
 		s.mu.Unlock()
-		return diag.Wrap(diag.MCPServerUnreachable, err, "server %s: %s", s.name, connectReason(ctx, err))
+		return err
 	}
 	old, oldCmd := s.sess, s.cmd
 	s.sess, s.cmd = sess, cmd
-	s.state, s.code, s.reason, s.downSince = runtime.StateReady, "", nil, time.Time{}
+	s.state, s.code, s.reason, s.connErr, s.downSince = runtime.StateReady, "", nil, nil, time.Time{}
 	s.wg.Add(1)
 	s.mu.Unlock()
 	closeSession(old, oldCmd)
@@ -210,28 +228,19 @@ func (s *server) connect(ctx context.Context) error {
 	return nil
 }
 
-func connectReason(ctx context.Context, err error) string {
-	if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) {
-		if d, ok := ctx.Deadline(); ok {
-			return fmt.Sprintf("did not complete its handshake in time (deadline %s)", d.Format(time.RFC3339Nano))
-		}
-		return "did not complete its handshake in time"
-	}
-	return "cannot connect"
-}
-
+// dial makes one connection attempt. Its error is coded and says why.
 func (s *server) dial(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, error) {
-	t, cmd := s.transport()
+	t, at := s.transport()
 	var opts *mcp.ClientSessionOptions
 	if v := s.spec.ProtocolVersion; v != "" && v != "auto" {
 		opts = &mcp.ClientSessionOptions{ProtocolVersion: v}
 	}
 	sess, err := s.client.Connect(ctx, t, opts)
 	if err != nil {
-		childproc.KillGroup(cmd)
-		return nil, nil, err
+		childproc.KillGroup(at.cmd)
+		return nil, nil, s.connectError(ctx, err, at)
 	}
-	return sess, cmd, nil
+	return sess, at.cmd, nil
 }
 
 func (s *server) readyErr() error {
@@ -242,6 +251,9 @@ func (s *server) readyErr() error {
 	}
 	if s.closing {
 		return errClosed
+	}
+	if s.connErr != nil {
+		return s.connErr
 	}
 	return diag.Wrap(diag.MCPServerUnreachable, s.reason, "server %s is not connected", s.name)
 }
@@ -444,25 +456,41 @@ func (s *server) list(ctx context.Context) ([]*mcp.Tool, error) {
 		return nil, diag.New(diag.ToolUnavailable, "server %s is unavailable; reconnecting", s.name)
 	}
 	tools, err := listTools(ctx, sess)
-	if err != nil && isBroken(err) {
+	if err == nil {
+		return tools, nil
+	}
+	if isBroken(err) {
 		s.broken(sess, err)
 	}
-	return tools, err
+	if ctx.Err() != nil {
+		return nil, err
+	}
+	why := rpcReason(err)
+	if why == "" {
+		why, _ = netReason(err, s.host())
+	}
+	if why == "" {
+		return nil, diag.Wrap(diag.MCPServerUnreachable, err, "server %s: tools/list failed", s.name)
+	}
+	return nil, diag.Wrap(diag.MCPServerUnreachable, err, "server %s: tools/list failed: %s", s.name, why)
 }
 
 // Error classes of a failed request.
 type failure int
 
 const (
-	failCtx       failure = iota // the caller's context ended
-	failNotSent                  // the request cannot have reached the server
-	failBroken                   // the connection broke; the request may have run
-	failTransient                // an HTTP error or network failure; the session survives
-	failProtocol                 // the server answered with a JSON-RPC error
+	failCtx         failure = iota // the caller's context ended
+	failNotSent                    // the request cannot have reached the server
+	failUnreachable                // the server cannot be reached: refused, DNS, TLS, a dial timeout
+	failBroken                     // the connection broke; the request may have run
+	failTransient                  // an HTTP error status or a network failure past the dial; the session survives
+	failProtocol                   // the server answered with a JSON-RPC error
 )
 
 // classify sorts an error of a session call, in the order the SDK's
-// behaviour makes reliable.
+// behaviour makes reliable. go-sdk wraps a failure of the HTTP client in
+// jsonrpc2.ErrRejected (code -32005) whatever it was, so a request that
+// could not even be dialed is told apart by its cause before that code.
 func classify(ctx context.Context, err error) failure {
 	var rpcErr *jsonrpc.Error
 	switch {
@@ -470,6 +498,8 @@ func classify(ctx context.Context, err error) failure {
 		return failCtx
 	case errors.Is(err, mcp.ErrSessionMissing), errors.Is(err, mcp.ErrConnectionClosed):
 		return failNotSent
+	case dialFailed(err):
+		return failUnreachable
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return failBroken
 	case errors.As(err, &rpcErr) && rpcErr.Code == -32005:
@@ -485,7 +515,14 @@ func isBroken(err error) bool {
 		return false // the caller gave up; the session is fine
 	}
 	f := classify(context.Background(), err)
-	return f == failNotSent || f == failBroken
+	return f == failNotSent || f == failUnreachable || f == failBroken
+}
+
+// dialFailed reports an error of a request that never left this worker
+// because the server could not be reached.
+func dialFailed(err error) bool {
+	_, dialed := netReason(err, "")
+	return dialed
 }
 
 func errString(err error) string {
@@ -502,17 +539,28 @@ func (s *server) status() (runtime.State, diag.Code, int, time.Time) {
 	return s.state, s.code, len(s.tools), s.listedAt
 }
 
-// waitReady waits until the server has a session again, or ctx ends.
+// waitReady waits until the server has a session again, for at most one
+// connection attempt: a call that cannot have reached the server is sent
+// again when a reconnect succeeds at once, and answered when it fails,
+// rather than held until its deadline while the server stays down. ctx
+// bounds the wait.
 func (s *server) waitReady(ctx context.Context) error {
+	s.mu.Lock()
+	since := s.attempts
+	s.mu.Unlock()
 	for {
 		s.mu.Lock()
-		sess, closing, attempt := s.sess, s.closing, s.attempt
+		sess, closing, attempt, ended, connErr := s.sess, s.closing, s.attempt, s.attempts != since, s.connErr
 		s.mu.Unlock()
 		switch {
 		case sess != nil:
 			return nil
 		case closing:
 			return errClosed
+		case ended && connErr != nil:
+			return connErr
+		case ended:
+			return diag.New(diag.MCPServerUnreachable, "server %s is not connected", s.name)
 		}
 		if attempt == nil {
 			s.superviseSoon()

@@ -229,8 +229,18 @@ func (m *source) call(ctx context.Context, t *mcp.Tool, args map[string]any) (*m
 			return nil, ctx.Err()
 		case failProtocol:
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil
+		case failUnreachable: // not sent: the server is down until a reconnect succeeds
+			m.srv.broken(sess, err)
+			if attempt == 0 && m.srv.waitReady(ctx) == nil {
+				continue
+			}
+			reason, _ := netReason(err, m.srv.host())
+			return nil, diag.Wrap(diag.ToolUnavailable, err, "server %s cannot be reached: %s; reconnecting", m.srv.name, reason)
 		case failTransient:
 			m.srv.log.Debug("call rejected by transport", "server", m.srv.name, "reason", err.Error())
+			if reason, _ := netReason(err, m.srv.host()); reason != "" {
+				return nil, diag.Wrap(diag.ToolUnavailable, err, "the request to server %s failed: %s; try again later", m.srv.name, reason)
+			}
 			return nil, diag.Wrap(diag.ToolUnavailable, err, "server %s answered with a transient error; try again later", m.srv.name)
 		case failNotSent:
 			m.srv.broken(sess, err)
