@@ -18,7 +18,8 @@ import (
 // A console block (```console) holds "$ command" lines, each followed by the
 // lines it prints: standard output and standard error as they interleave.
 // Each command runs with bash -c in the sandbox's directory, `$?` being the
-// previous command's exit status, so "$ echo $?" shows it. The shown lines
+// exit status of the block's previous command, so "$ echo $?" shows it; only
+// files carry over from one command to the next. The shown lines
 // must be what the command prints, line by line (a carriage return at the
 // end of a printed line is dropped), with one placeholder:
 //
