@@ -67,6 +67,7 @@ type env struct {
 	flags          *flag.FlagSet // the command's, once parsed
 	onCall         func(runtime.CallEvent)
 	example        fs.FS            // Options.Example
+	toldExample    bool             // the fallback to the example was announced
 	kinds          *grants.Set      // Options.Kinds' config halves
 	live           *runtime.KindSet // and their live halves
 	cmd            string           // the command being run, once known
@@ -259,6 +260,11 @@ func (e *env) options() config.Options {
 			opts.FS = e.example
 			if !e.g.agentsSet {
 				opts.AgentsDir = "agents"
+			}
+			if !e.toldExample {
+				// Said once, on stderr: the output stays the command's own.
+				e.toldExample = true
+				fmt.Fprintf(e.stderr, "heddle: %s does not exist here: reading the example configuration built into this binary (--config FILE reads yours)\n", e.g.config)
 			}
 		}
 	}

@@ -40,6 +40,10 @@ func TestOptionsExample(t *testing.T) {
 		if code != ExitOK || !strings.HasPrefix(stdout, "ok: 2 agents") {
 			t.Errorf("exit %d, stdout %q, stderr %q; want the example's 2 agents", code, stdout, stderr)
 		}
+		// The fallback is said, once, on stderr.
+		if n := strings.Count(stderr, "example configuration built into this binary"); n != 1 {
+			t.Errorf("stderr %q announces the embedded example %d times, want once", stderr, n)
+		}
 	})
 	t.Run("agents flag", func(t *testing.T) {
 		code, stdout, stderr := run(t, Options{Example: example}, "check", "--agents", "elsewhere")
@@ -69,6 +73,9 @@ func TestOptionsExample(t *testing.T) {
 		code, stdout, stderr := run(t, Options{Example: example}, "check")
 		if code != ExitOK || !strings.HasPrefix(stdout, "ok: 1 agent") {
 			t.Errorf("exit %d, stdout %q, stderr %q; want the local configuration's 1 agent", code, stdout, stderr)
+		}
+		if strings.Contains(stderr, "built into this binary") {
+			t.Errorf("stderr %q announces the embedded example, which was not read", stderr)
 		}
 	})
 }
