@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/heddlehq/heddle/internal/jsonrand"
 )
 
 // randSchema returns a random schema of the kind plainSchema accepts (and,
@@ -51,43 +53,6 @@ func randSchema(r *rand.Rand, depth int) map[string]any {
 	return s
 }
 
-// randValue returns a random value of the types encoding/json decodes into.
-func randValue(r *rand.Rand, depth int) any {
-	switch r.IntN(8) {
-	case 0:
-		return nil
-	case 1:
-		return r.IntN(2) == 0
-	case 2:
-		return []string{"", "x", "héllo", "<&>\u2028"}[r.IntN(4)]
-	case 3:
-		return float64(r.IntN(5) - 2)
-	case 4:
-		return r.Float64()*10 - 5
-	case 5:
-		if depth < 3 {
-			a := []any{}
-			for range r.IntN(3) {
-				a = append(a, randValue(r, depth+1))
-			}
-			return a
-		}
-	}
-	return randObject(r, depth)
-}
-
-func randObject(r *rand.Rand, depth int) map[string]any {
-	m := map[string]any{}
-	if depth < 3 {
-		for _, k := range []string{"a", "b", "c", "d"} {
-			if r.IntN(2) == 0 {
-				m[k] = randValue(r, depth+1)
-			}
-		}
-	}
-	return m
-}
-
 func TestQuickValidAgreesWithValidator(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 11))
 	plain, agreedValid, agreedInvalid := 0, 0, 0
@@ -109,9 +74,9 @@ func TestQuickValidAgreesWithValidator(t *testing.T) {
 		}
 		plain++
 		for range 20 {
-			v := any(randObject(r, 0))
+			v := any(jsonrand.Object(r, 0))
 			if r.IntN(4) == 0 {
-				v = randValue(r, 0)
+				v = jsonrand.Value(r, 0)
 			}
 			quick, full := quickValid(&s, v), rs.Validate(v) == nil
 			if quick != full {
@@ -171,7 +136,7 @@ func TestPlainSchemaOfSDKTools(t *testing.T) {
 func TestJSONNativeRoundTrips(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 5))
 	for range 5000 {
-		v := randValue(r, 0)
+		v := jsonrand.Value(r, 0)
 		if !jsonNative(v, 0) {
 			t.Fatalf("jsonNative(%#v) = false", v)
 		}

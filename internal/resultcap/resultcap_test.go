@@ -11,44 +11,9 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/heddlehq/heddle/internal/jsonrand"
 )
-
-// randValue returns a random value of the types encoding/json decodes into.
-func randValue(r *rand.Rand, depth int) any {
-	switch r.IntN(8) {
-	case 0:
-		return nil
-	case 1:
-		return r.IntN(2) == 0
-	case 2:
-		return []string{"", "x", "héllo", "<&>\u2028"}[r.IntN(4)]
-	case 3:
-		return float64(r.IntN(5) - 2)
-	case 4:
-		return r.Float64()*10 - 5
-	case 5:
-		if depth < 3 {
-			a := []any{}
-			for range r.IntN(3) {
-				a = append(a, randValue(r, depth+1))
-			}
-			return a
-		}
-	}
-	return randObject(r, depth)
-}
-
-func randObject(r *rand.Rand, depth int) map[string]any {
-	m := map[string]any{}
-	if depth < 3 {
-		for _, k := range []string{"a", "b", "c", "d"} {
-			if r.IntN(2) == 0 {
-				m[k] = randValue(r, depth+1)
-			}
-		}
-	}
-	return m
-}
 
 func TestResultSizeBound(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 9))
@@ -58,7 +23,7 @@ func TestResultSizeBound(t *testing.T) {
 		for range r.IntN(4) {
 			var meta mcp.Meta
 			if r.IntN(3) == 0 {
-				meta = mcp.Meta{"k": randValue(r, 0)}
+				meta = mcp.Meta{"k": jsonrand.Value(r, 0)}
 			}
 			switch r.IntN(3) {
 			case 0:
@@ -70,10 +35,10 @@ func TestResultSizeBound(t *testing.T) {
 			}
 		}
 		if r.IntN(2) == 0 {
-			res.StructuredContent = randValue(r, 0)
+			res.StructuredContent = jsonrand.Value(r, 0)
 		}
 		if r.IntN(3) == 0 {
-			res.Meta = mcp.Meta{"code": strs[r.IntN(len(strs))], "nested": randObject(r, 0)}
+			res.Meta = mcp.Meta{"code": strs[r.IntN(len(strs))], "nested": jsonrand.Object(r, 0)}
 		}
 		if r.IntN(4) == 0 {
 			res.RequestState = strs[r.IntN(len(strs))]
