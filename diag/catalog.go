@@ -163,7 +163,7 @@ var catalog = []Entry{
 		Example: "startup_timeout_ms: 1   # too short for anything"},
 
 	{Code: AgentUnknown, Phase: PhaseCall,
-		Meaning: "The command names an agent the configuration does not have: no subdirectory of that name in the agents directory (--agents, default agents) holds an agent.yaml. The message lists the agents there and names the closest.",
+		Meaning: "The command, or a request to the invoke API (/v1/agents/{agent}/…), or Runtime.Toolset names an agent the configuration does not have: no subdirectory of that name in the agents directory (--agents, default agents) holds an agent.yaml. The command's message lists the agents there and names the closest; the invoke API answers 404.",
 		Fix:     "Correct the name from the list in the message, or point --agents at the directory that holds the agent.",
 		Example: "heddle tools incident-triag   # the agent is incident-triage"},
 	{Code: ToolUnknown, Phase: PhaseCall,

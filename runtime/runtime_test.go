@@ -8,10 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/internal/plantest"
+	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func open(t *testing.T, api string, agents map[string]string) *runtime.Runtime {
@@ -144,5 +146,18 @@ ai:
 		if !strings.Contains(err.Error(), "server "+name) {
 			t.Errorf("error does not name %s: %v", name, err)
 		}
+	}
+}
+
+// TestToolsetOfAnUnknownAgent: asking for an agent the plan does not have
+// is AGENT_UNKNOWN, not a tool's code.
+func TestToolsetOfAnUnknownAgent(t *testing.T) {
+	rt, err := runtime.Open(context.Background(), &plan.Plan{Startup: plan.Startup{TimeoutMS: 1000, RemoteClients: "required"}, Agents: map[string]*plan.Agent{}}, runtime.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	if _, err := rt.Toolset("nobody"); !diag.Has(err, diag.AgentUnknown) {
+		t.Errorf("Toolset(nobody) = %v, want AGENT_UNKNOWN", err)
 	}
 }

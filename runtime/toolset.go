@@ -92,7 +92,7 @@ func (rt *Runtime) Toolset(agent string) (*Toolset, error) {
 	}
 	a, ok := rt.plan.Agents[agent]
 	if !ok {
-		return nil, diag.New(diag.ToolUnknown, "no agent %q in the plan", agent)
+		return nil, diag.New(diag.AgentUnknown, "no agent %q in the plan", agent)
 	}
 	pol, ds := policy.New(a.Policies, "policies")
 	if ds.HasErrors() {
