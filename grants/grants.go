@@ -31,7 +31,6 @@ import (
 	"github.com/heddlehq/heddle/auth"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
-	"github.com/heddlehq/heddle/plan"
 )
 
 // Kind is the config half of one capability kind. Kinds are values without
@@ -174,13 +173,6 @@ func Default() *Set {
 		return &Set{}
 	}
 	return defaultSet
-}
-
-// PartOf returns the plan's part for kind as type T, and whether it has one
-// of that type. Live halves use it to find their part of the plan.
-func PartOf[T any](p *plan.Plan, kind string) (T, bool) {
-	v, ok := p.Part(kind).(T)
-	return v, ok
 }
 
 // Documented is implemented by kinds that tell generators of documentation

@@ -256,6 +256,12 @@ func kindsToOpen(p *plan.Plan, set *KindSet) (map[string]Kind, error) {
 type kindSource struct {
 	Source
 	kindName, prefixName string
+	// The optional capabilities, found once.
+	timed     TimedSource
+	capped    CappedSource
+	fallible  FallibleSource
+	lingering bool
+	notifying bool
 
 	mu   sync.Mutex
 	gen  uint64
@@ -264,7 +270,14 @@ type kindSource struct {
 }
 
 func newKindSource(kind string, src Source) *kindSource {
-	return &kindSource{Source: src, kindName: kind, prefixName: toolname.Sanitize(src.Name())}
+	k := &kindSource{Source: src, kindName: kind, prefixName: toolname.Sanitize(src.Name())}
+	k.timed, _ = src.(TimedSource)
+	k.capped, _ = src.(CappedSource)
+	k.fallible, _ = src.(FallibleSource)
+	l, ok := src.(LingeringSource)
+	k.lingering = ok && l.Lingers()
+	_, k.notifying = src.(NotifyingSource)
+	return k
 }
 
 func (k *kindSource) kind() string   { return k.kindName }
@@ -273,24 +286,26 @@ func (k *kindSource) prefix() string { return k.prefixName }
 
 // transportTimeout is the source's own wait, or 0 when it has none.
 func (k *kindSource) transportTimeout() time.Duration {
-	if t, ok := k.Source.(TimedSource); ok {
-		return t.TransportTimeout()
+	if k.timed == nil {
+		return 0
 	}
-	return 0
+	return k.timed.TransportTimeout()
 }
 
 // maxResultBytes is the source's cap, or 0 when results are not capped.
 func (k *kindSource) maxResultBytes() int {
-	if c, ok := k.Source.(CappedSource); ok {
-		return c.MaxResultBytes()
+	if k.capped == nil {
+		return 0
 	}
-	return 0
+	return k.capped.MaxResultBytes()
 }
 
-func (k *kindSource) down() bool {
-	f, ok := k.Source.(FallibleSource)
-	return ok && f.Down()
-}
+func (k *kindSource) down() bool { return k.fallible != nil && k.fallible.Down() }
+
+// lingers and notifies report the source's LingeringSource and
+// NotifyingSource capabilities.
+func (k *kindSource) lingers() bool  { return k.lingering }
+func (k *kindSource) notifies() bool { return k.notifying }
 
 func (k *kindSource) tools(ctx context.Context) ([]*toolDef, uint64, error) {
 	tools, gen, err := k.Tools(ctx)
@@ -315,16 +330,6 @@ func (k *kindSource) call(ctx context.Context, d *toolDef, args map[string]any, 
 		ctx = context.WithValue(ctx, progressKey{}, cc.progress)
 	}
 	return k.Call(ctx, d.tool, args)
-}
-
-func (k *kindSource) lingers() bool {
-	l, ok := k.Source.(LingeringSource)
-	return ok && l.Lingers()
-}
-
-func (k *kindSource) notifies() bool {
-	_, ok := k.Source.(NotifyingSource)
-	return ok
 }
 
 // defFromAnnotations reads a tool's policy flags from its annotations:

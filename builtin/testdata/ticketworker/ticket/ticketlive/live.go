@@ -10,7 +10,6 @@ import (
 
 	"example.com/ticketworker/ticket"
 	"github.com/heddlehq/heddle/diag"
-	"github.com/heddlehq/heddle/grants"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,7 +20,7 @@ type Kind struct{}
 
 // Open opens every granted queue.
 func (Kind) Open(_ context.Context, env runtime.KindEnv) (runtime.Instance, []*runtime.Failure, error) {
-	queues, _ := grants.PartOf[ticket.Queues](env.Plan, "ticket")
+	queues, _ := env.Plan.Part("ticket").(ticket.Queues)
 	inst := &instance{queues: map[string]*queue{}}
 	for name, q := range queues {
 		if len(q.GrantedTo) > 0 {
