@@ -104,3 +104,11 @@ func AppendUnique(list []string, s string) []string {
 	}
 	return append(list, s)
 }
+
+// NameList lists names for a message's detail: joined with commas, or "none".
+func NameList(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}

@@ -11,8 +11,6 @@
 package a2akind
 
 import (
-	"strings"
-
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants"
@@ -142,13 +140,8 @@ func (c *configured) Compile(env *grants.Env, art *config.Artifact, settings map
 	case !ok && grants.Written(env.Deployment, "a2a_agents", g.Agent):
 		return nil, ds
 	case !ok:
-		names := config.SortedKeys(declared)
-		list := "none"
-		if len(names) > 0 {
-			list = strings.Join(names, ", ")
-		}
 		ds = append(ds, diag.Errorf(diag.A2AAgentUnknown, config.Join(p, "agent"),
-			"remote agent %q is not declared in ai.a2a_agents", g.Agent).WithDetail("declared: %s", list))
+			"remote agent %q is not declared in ai.a2a_agents", g.Agent).WithDetail("declared: %s", grants.NameList(config.SortedKeys(declared))))
 	}
 	if ds.HasErrors() {
 		return nil, ds

@@ -236,7 +236,7 @@ func (c *configured) Compile(env *grants.Env, art *config.Artifact, settings map
 	case !ok:
 		ds = append(ds, diag.Errorf(diag.MCPServerUnknown, config.Join(p, "server"),
 			"server %q is not declared in ai.mcp_servers", g.Server).
-			WithDetail("declared: %s", listOrNone(config.SortedKeys(declared))))
+			WithDetail("declared: %s", grants.NameList(config.SortedKeys(declared))))
 	}
 	if ds.HasErrors() {
 		return nil, ds
@@ -250,13 +250,6 @@ func (c *configured) Compile(env *grants.Env, art *config.Artifact, settings map
 		}
 	}
 	return &Grant{Server: g.Server, Include: g.Include, Exclude: g.Exclude}, ds
-}
-
-func listOrNone(names []string) string {
-	if len(names) == 0 {
-		return "none"
-	}
-	return strings.Join(names, ", ")
 }
 
 // GrantSettings and SectionEntry document the types the kind decodes.

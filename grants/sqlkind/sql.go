@@ -204,13 +204,8 @@ func (c *configured) Compile(env *grants.Env, art *config.Artifact, settings map
 	case !ok && grants.Written(env.Deployment, "sql_sources", g.Source):
 		return nil, ds
 	case !ok:
-		names := config.SortedKeys(c.declared)
-		list := "none"
-		if len(names) > 0 {
-			list = strings.Join(names, ", ")
-		}
 		ds = append(ds, diag.Errorf(diag.SQLSourceUnknown, config.Join(p, "source"),
-			"source %q is not declared in ai.sql_sources", g.Source).WithDetail("declared: %s", list))
+			"source %q is not declared in ai.sql_sources", g.Source).WithDetail("declared: %s", grants.NameList(config.SortedKeys(c.declared))))
 	}
 	if ok && src != nil {
 		for i, st := range g.Statements {
