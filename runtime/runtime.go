@@ -263,7 +263,7 @@ func (rt *Runtime) sortFailures(failures []*Failure) error {
 			rt.log.Debug("required dependency failed at start-up", "server", f.Server, "code", diag.CodeOf(f.Err), "reason", diag.Reason(f.Err))
 			continue
 		}
-		rt.log.Warn("optional dependency unavailable at start-up", "server", f.Server, "code", diag.CodeOf(f.Err))
+		rt.log.Warn("optional dependency unavailable at start-up", "server", f.Server, "code", diag.CodeOf(f.Err), "error", f.Err.Error())
 		rt.log.Debug("optional dependency unavailable at start-up", "server", f.Server, "reason", diag.Reason(f.Err))
 	}
 	if len(fatal) > 0 {

@@ -87,7 +87,7 @@ func (a *agent) connect(ctx context.Context) error {
 	if err != nil {
 		a.state = runtime.StateDown
 		a.code = diag.A2AAgentUnreachable
-		return diag.Wrap(diag.A2AAgentUnreachable, err, "remote agent %s: %s", a.name, safeReason(err))
+		return diag.Wrap(diag.A2AAgentUnreachable, err, "remote agent %s: %s", a.name, safeReason(err, a.origin.Host))
 	}
 	a.ep, a.state, a.code, a.fetched = ep, runtime.StateReady, "", time.Now()
 	a.tool = a.describe(c)

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/heddlehq/heddle/internal/netwhy"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -67,12 +68,16 @@ func (e *safeError) Error() string { return e.msg }
 
 func safef(format string, args ...any) error { return &safeError{fmt.Sprintf(format, args...)} }
 
-// safeReason is err's text when heddle wrote it, and a generic phrase when
-// it comes from the network stack (which can name the URL).
-func safeReason(err error) string {
+// safeReason is err's text when heddle wrote it, what went wrong on the
+// network with host (netwhy: never the network stack's own text, which can
+// name the URL), or a generic phrase.
+func safeReason(err error, host string) string {
 	var s *safeError
 	if errors.As(err, &s) {
 		return s.msg
+	}
+	if reason, _ := netwhy.Reason(err, host); reason != "" {
+		return "the agent card could not be fetched: " + reason
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		return "the agent card was not fetched before the deadline"

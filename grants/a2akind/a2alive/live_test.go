@@ -227,8 +227,10 @@ func TestUnreachable(t *testing.T) {
 		if !errors.As(err, &se) || len(se.Failures) != 1 || se.Failures[0].Server != "echo" || !diag.Has(err, diag.A2AAgentUnreachable) {
 			t.Fatalf("required: err = %v, want A2A_AGENT_UNREACHABLE for echo", err)
 		}
-		if strings.Contains(err.Error(), addr) {
-			t.Errorf("the error shows the address: %v", err)
+		// It says why, naming the host and port (never the URL, whose path
+		// or query may hold a credential).
+		if want := "connection refused by " + addr; !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "http://") {
+			t.Errorf("required: %v, want %q and no URL", err, want)
 		}
 
 		rt, ts := openWith(t, api("echo", "http://"+addr, "      required: false\n"), "", opts)
