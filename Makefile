@@ -17,19 +17,13 @@ build:
 
 # The main job on the shipped example configuration, with the example
 # application's worker (the shipped example grants its use case, which the
-# stock bin/heddle does not carry): compile it, open the runtime (the example
-# servers, the SQLite warehouse, the example use case) and show what each
-# agent may use, then call an MCP tool, an SQL statement and a use case (as a
-# caller with a tenant claim).
+# stock bin/heddle does not carry): examples/demo.sh builds the SQLite
+# warehouse, starts the example remote agent on 127.0.0.1:8091 and stops it
+# at the end, compiles the configuration, opens the runtime (the example
+# servers, the warehouse, the use case, the agent), shows what each agent may
+# use, makes one call of each kind of grant and prints the dependency report.
 demo: build
-	$(GO) run ./examples/warehouse -o examples/warehouse.db
-	$(BIN)/incidents-worker check
-	$(BIN)/incidents-worker tools incident-triage
-	$(BIN)/incidents-worker tools catalog-assistant
-	$(BIN)/incidents-worker call incident-triage search_runbooks --args '{"query":"disk"}'
-	$(BIN)/incidents-worker call incident-triage open_incidents --args '{"min_severity":4}'
-	$(BIN)/incidents-worker call incident-triage incidents_get_incident --args '{"id":"INC-1"}' --as alice --claim tenant=acme
-	$(BIN)/incidents-worker health
+	examples/demo.sh
 
 # Every test, with the race detector. Tests that need software from npm or a
 # PostgreSQL server skip with a reason when it is absent, unless CI=true.

@@ -264,7 +264,7 @@ func (e *env) options() config.Options {
 			if !e.toldExample {
 				// Said once, on stderr: the output stays the command's own.
 				e.toldExample = true
-				fmt.Fprintf(e.stderr, "heddle: %s does not exist here: reading the example configuration built into this binary (--config FILE reads yours)\n", e.g.config)
+				fmt.Fprintf(e.stderr, "heddle: %s does not exist here: reading the example configuration built into this binary, whose relative paths (commands, files) are resolved against the working directory (--config FILE reads yours)\n", e.g.config)
 			}
 		}
 	}

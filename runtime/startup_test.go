@@ -186,7 +186,9 @@ func TestStartupRequiredVsOptional(t *testing.T) {
 			mustCall(t, ts, "echo", map[string]any{"text": "hi"}) // bare: down offers nothing yet
 			wantRefusal(t, ts, "down__echo", map[string]any{"text": "hi"}, diag.ToolUnavailable)
 
-			// WARN: the server and the code, nothing else. DEBUG: the reason.
+			// WARN: the server, the code and the coded message — heddle's own
+			// words, which name the command and say what to do. DEBUG: the
+			// reason, the underlying error's text, which no WARN repeats.
 			var warned, debugged bool
 			for _, r := range logs.Records() {
 				if r.Attrs["server"] != "down" {
@@ -194,14 +196,12 @@ func TestStartupRequiredVsOptional(t *testing.T) {
 				}
 				if r.Level >= slog.LevelWarn {
 					for k, v := range r.Attrs {
-						if k != "server" && k != "code" {
-							t.Errorf("%v record %q has attribute %s=%q; only server and code belong at WARN", r.Level, r.Msg, k, v)
+						if k != "server" && k != "code" && k != "error" {
+							t.Errorf("%v record %q has attribute %s=%q; only server, code and error belong at WARN", r.Level, r.Msg, k, v)
 						}
 					}
-					if strings.Contains(r.Msg, "no such file") || strings.Contains(r.Msg, "/nonexistent") {
-						t.Errorf("%v record carries the transport reason: %q", r.Level, r.Msg)
-					}
-					if r.Attrs["code"] == string(diag.MCPServerUnreachable) {
+					if r.Attrs["code"] == string(diag.MCPServerUnreachable) &&
+						strings.HasPrefix(r.Attrs["error"], "MCP_SERVER_UNREACHABLE: server down: command /nonexistent/heddle-testmcp not found") {
 						warned = true
 					}
 				}
@@ -210,7 +210,7 @@ func TestStartupRequiredVsOptional(t *testing.T) {
 				}
 			}
 			if !warned {
-				t.Error("no WARN record with server=down and code=MCP_SERVER_UNREACHABLE")
+				t.Error("no WARN record with server=down, code=MCP_SERVER_UNREACHABLE and the message naming the command")
 			}
 			if !debugged {
 				t.Error("no DEBUG record with server=down and the reason")
@@ -221,7 +221,7 @@ func TestStartupRequiredVsOptional(t *testing.T) {
 					continue
 				}
 				all := r.Msg + " " + strings.Join(slices.Collect(maps.Values(r.Attrs)), " ")
-				if strings.Contains(all, "no such file") || strings.Contains(all, "/nonexistent") {
+				if strings.Contains(all, "no such file") || strings.Contains(all, "fork/exec") {
 					t.Errorf("%v record repeats the transport reason: %q %v", r.Level, r.Msg, r.Attrs)
 				}
 			}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -55,6 +56,9 @@ func sqliteDSN(path string, timeoutMS int) string {
 func openSQLite(ctx context.Context, src *sqlkind.Source, authorize bool) (*sqliteEngine, error) {
 	fi, err := os.Stat(src.Path)
 	switch {
+	case errors.Is(err, fs.ErrNotExist) && !filepath.IsAbs(src.Path):
+		wd, _ := os.Getwd()
+		return nil, diag.Wrap(diag.SQLSourceUnreachable, err, "sql source %s: the SQLite file %s does not exist; a relative path is resolved against the working directory %s: run heddle there, create the database (for the shipped example: go run ./examples/warehouse in a clone of heddle) or give an absolute path", src.Name, src.Path, wd)
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, diag.Wrap(diag.SQLSourceUnreachable, err, "sql source %s: the SQLite file %s does not exist", src.Name, src.Path)
 	case err != nil:
