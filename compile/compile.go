@@ -109,6 +109,12 @@ func Compile(in Input) (*plan.Plan, diag.Diagnostics) {
 		ds = append(ds, ads...)
 	}
 
+	// The front door, once the agents' deadlines are known.
+	srv, sds := compileServe(dep, in.Config.Artifacts)
+	dep.Index.Locate(sds)
+	ds = append(ds, sds...)
+	p.Serve = srv
+
 	// Each kind's part, once every grant has been resolved.
 	for _, k := range kinds.Kinds() {
 		if key, v, ok := configured[k.Name()].Part(); ok {

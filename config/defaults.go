@@ -23,7 +23,14 @@ func positive(ds diag.Diagnostics, raw map[string]any, path string, v int) diag.
 // checkValues reports numeric settings that were written as zero or less;
 // unwritten ones get defaults.
 func (d *Deployment) checkValues() diag.Diagnostics {
-	return positive(nil, d.raw, "ai.startup_timeout_ms", d.AI.StartupTimeoutMS)
+	ds := positive(nil, d.raw, "ai.startup_timeout_ms", d.AI.StartupTimeoutMS)
+	for _, l := range d.Serve.Limits.settings() {
+		ds = positive(ds, d.raw, l.path, *l.v)
+	}
+	if a := d.Serve.Auth; a != nil {
+		ds = positive(ds, d.raw, "serve.auth.clock_skew_ms", a.ClockSkewMS)
+	}
+	return ds
 }
 
 // applyDefaults fills in every unset setting config owns with its
@@ -35,6 +42,25 @@ func (d *Deployment) applyDefaults() {
 	}
 	if ai.RemoteClients == "" {
 		ai.RemoteClients = RemoteClientsRequired
+	}
+	for _, l := range d.Serve.Limits.settings() {
+		if *l.v <= 0 {
+			*l.v = l.def
+		}
+	}
+	if a := d.Serve.Auth; a != nil {
+		if a.ClockSkewMS <= 0 {
+			a.ClockSkewMS = DefaultServeClockSkewMS
+		}
+		if a.Kind == ServeAuthJWT && len(a.Algorithms) == 0 {
+			a.Algorithms = []string{"RS256"}
+		}
+		if a.Kind == ServeAuthJWT && a.Claims["subject"] == "" {
+			if a.Claims == nil {
+				a.Claims = map[string]string{}
+			}
+			a.Claims["subject"] = "sub"
+		}
 	}
 }
 

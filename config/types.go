@@ -10,6 +10,8 @@ import (
 // it never says who may use them.
 type Deployment struct {
 	AI AI `koanf:"ai"`
+	// Serve is the worker's front door (heddle serve).
+	Serve Serve `koanf:"serve"`
 
 	// Sources lists the layers the deployment was merged from, in order
 	// (file names, and "env" when HEDDLE_ variables were applied).

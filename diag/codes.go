@@ -48,6 +48,11 @@ const (
 	TimeoutRace            Code = "TIMEOUT_RACE"
 )
 
+// Compile-time codes added after the first release.
+const (
+	ServeAuthInvalid Code = "SERVE_AUTH_INVALID"
+)
+
 // Start-up codes.
 const (
 	SecretUnresolved       Code = "SECRET_UNRESOLVED"
@@ -75,6 +80,9 @@ const (
 const (
 	RequestInvalid  Code = "REQUEST_INVALID"
 	RequestTooLarge Code = "REQUEST_TOO_LARGE"
+	Unauthenticated Code = "UNAUTHENTICATED"
+	Forbidden       Code = "FORBIDDEN"
+	TooBusy         Code = "TOO_BUSY"
 )
 
 // Call-time codes.

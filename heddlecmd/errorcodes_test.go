@@ -173,7 +173,7 @@ func TestMissingDefaultLockIsFine(t *testing.T) {
 // a denied one).
 func TestInvokeAPIErrorsCoded(t *testing.T) {
 	fsys := fstest.MapFS{
-		"config/api.yaml":     {Data: []byte("ai:\n  mcp_servers:\n    srv: {transport: stdio, command: " + testmcpBin + "}\n")},
+		"config/api.yaml":     {Data: []byte(loopbackProxy + "ai:\n  mcp_servers:\n    srv: {transport: stdio, command: " + testmcpBin + "}\n")},
 		"agents/a/agent.yaml": {Data: []byte("capabilities: [{kind: mcp, server: srv}]\npolicies: {denied_tools: [add]}\n")},
 	}
 	cfg, ds := config.Load(config.Options{FS: fsys})
@@ -186,7 +186,7 @@ func TestInvokeAPIErrorsCoded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	srv := httptest.NewServer(Handler(rt, nil))
+	srv := httptest.NewServer(frontDoor(t, rt, nil))
 	defer srv.Close()
 
 	tests := []struct {
@@ -195,7 +195,7 @@ func TestInvokeAPIErrorsCoded(t *testing.T) {
 	}{
 		{"a body that is not an object", "POST", "/v1/agents/a/tools/echo", `[1, 2]`, diag.RequestInvalid},
 		{"a body that is not JSON", "POST", "/v1/agents/a/tools/echo", `{"text":`, diag.RequestInvalid},
-		{"a body too large", "POST", "/v1/agents/a/tools/echo", `{"text": "` + strings.Repeat("x", maxRequestBytes) + `"}`, diag.RequestTooLarge},
+		{"a body too large", "POST", "/v1/agents/a/tools/echo", `{"text": "` + strings.Repeat("x", config.DefaultServeMaxBodyBytes) + `"}`, diag.RequestTooLarge},
 		{"an unknown agent, listing", "GET", "/v1/agents/nobody/tools", "", diag.CodeOf(rtToolsetErr(rt, "nobody"))},
 		{"an unknown agent, calling", "POST", "/v1/agents/nobody/tools/echo", `{}`, diag.CodeOf(rtToolsetErr(rt, "nobody"))},
 		{"an unknown tool", "POST", "/v1/agents/a/tools/no_such_tool", `{}`, diag.ToolUnknown},

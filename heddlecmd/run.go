@@ -20,6 +20,7 @@ import (
 	"github.com/heddlehq/heddle/grants/usecasekind/usecaselive"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/serve"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -152,18 +153,6 @@ func (e *env) printFailure(err error) {
 	}
 }
 
-// jsonTool is one tool in `heddle tools --format json`.
-type jsonTool struct {
-	Name         string `json:"name"`
-	Source       string `json:"source"`
-	Server       string `json:"server"`
-	OriginalName string `json:"original_name"`
-	Description  string `json:"description"`
-	InputSchema  any    `json:"input_schema"`
-	Destructive  bool   `json:"destructive"`
-	ReadOnly     bool   `json:"read_only"`
-}
-
 func (e *env) tools(args []string) int {
 	var rf runFlags
 	pos, err := e.parseCommand("tools", args, 1, 1, rf.register)
@@ -194,12 +183,7 @@ func (e *env) tools(args []string) int {
 
 func (e *env) printTools(tools []runtime.Tool) {
 	if e.g.format == "json" {
-		out := make([]jsonTool, len(tools))
-		for i, t := range tools {
-			out[i] = jsonTool{Name: t.Name, Source: t.Source, Server: t.Server, OriginalName: t.OriginalName,
-				Description: t.Description, InputSchema: t.InputSchema, Destructive: t.Destructive, ReadOnly: t.ReadOnly}
-		}
-		writeJSON(e.stdout, out)
+		writeJSON(e.stdout, serve.Tools(tools))
 		return
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
@@ -289,24 +273,10 @@ func (e *env) call(args []string) int {
 
 // printResult prints a call's result: JSON in MCP's own shape, or the text
 // parts (and a line per other part).
-// resultJSON is a result in MCP's own shape, with isError always present
-// (the SDK leaves it out when false).
-func resultJSON(res *mcp.CallToolResult) any {
-	b, err := json.Marshal(res)
-	if err != nil {
-		return res
-	}
-	var m map[string]any
-	if json.Unmarshal(b, &m) != nil {
-		return res
-	}
-	m["isError"] = res.IsError
-	return m
-}
 
 func (e *env) printResult(res *mcp.CallToolResult) {
 	if e.g.format == "json" {
-		writeJSON(e.stdout, resultJSON(res))
+		writeJSON(e.stdout, serve.Result(res))
 		return
 	}
 	w := e.stdout

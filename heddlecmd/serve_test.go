@@ -14,12 +14,13 @@ import (
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/metrics"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/serve"
 )
 
 // TestServeHandler drives the invoke API and the probes over real HTTP.
 func TestServeHandler(t *testing.T) {
 	fsys := fstest.MapFS{
-		"config/api.yaml": {Data: []byte("ai:\n  mcp_servers:\n    srv:\n      transport: stdio\n      command: " + testmcpBin + "\n")},
+		"config/api.yaml": {Data: []byte(loopbackProxy + "ai:\n  mcp_servers:\n    srv:\n      transport: stdio\n      command: " + testmcpBin + "\n")},
 		"agents/a/agent.yaml": {Data: []byte("capabilities: [{kind: mcp, server: srv}]\n" +
 			"policies:\n  rules:\n    - {when: 'tool.original_name == \"add\" && !(\"sre\" in caller.roles)', effect: deny}\n")},
 	}
@@ -34,7 +35,7 @@ func TestServeHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	srv := httptest.NewServer(Handler(rt, m))
+	srv := httptest.NewServer(frontDoor(t, rt, m))
 	defer srv.Close()
 
 	get := func(path string) (int, string) {
@@ -104,4 +105,18 @@ func TestServeHandler(t *testing.T) {
 	if strings.Contains(body, `"hi"`) {
 		t.Error("metrics carry an argument value")
 	}
+}
+
+// loopbackProxy is a serve: section that believes the X-Heddle-* headers of
+// requests from this machine, as the tests send them.
+const loopbackProxy = "serve:\n  auth: {kind: trusted_headers, proxies: [127.0.0.1, \"::1\"]}\n"
+
+// frontDoor is serve's handler of rt.
+func frontDoor(t *testing.T, rt *runtime.Runtime, m *metrics.Metrics) http.Handler {
+	t.Helper()
+	s, err := serve.New(context.Background(), rt, &serve.Options{Metrics: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

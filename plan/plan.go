@@ -47,6 +47,8 @@ type Plan struct {
 	AuthPlugins map[string]*AuthPlugin `json:"auth_plugins,omitempty"`
 	// Secrets says how references resolve.
 	Secrets Secrets `json:"secrets"`
+	// Serve is the worker's front door (heddle serve).
+	Serve Serve `json:"serve"`
 
 	Agents map[string]*Agent `json:"agents"`
 }
@@ -82,13 +84,14 @@ func (p *Plan) MarshalJSON() ([]byte, error) {
 	type rest struct {
 		AuthPlugins map[string]*AuthPlugin `json:"auth_plugins,omitempty"`
 		Secrets     Secrets                `json:"secrets"`
+		Serve       Serve                  `json:"serve"`
 		Agents      map[string]*Agent      `json:"agents"`
 	}
 	head, err := json.Marshal(fields{p.Version, p.Env, p.Sources, p.Startup})
 	if err != nil {
 		return nil, err
 	}
-	tail, err := json.Marshal(rest{p.AuthPlugins, p.Secrets, p.Agents})
+	tail, err := json.Marshal(rest{p.AuthPlugins, p.Secrets, p.Serve, p.Agents})
 	if err != nil {
 		return nil, err
 	}

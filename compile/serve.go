@@ -1,0 +1,185 @@
+package compile
+
+import (
+	"net"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/heddlehq/heddle/config"
+	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/grants"
+	"github.com/heddlehq/heddle/plan"
+)
+
+// jwtAlgorithms are the signature algorithms serve.auth kind jwt accepts:
+// asymmetric ones only. none proves nothing, and an HMAC key would be the
+// issuer's public key, which anyone can read.
+var jwtAlgorithms = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+
+// compileServe compiles the serve: section. The default write timeout
+// outlasts the longest tool_timeout_ms of the agents, so that a call's own
+// deadline ends it first.
+func compileServe(dep *config.Deployment, arts []*config.Artifact) (plan.Serve, diag.Diagnostics) {
+	s := dep.Serve
+	l := s.Limits
+	if !dep.Written("serve.limits.write_timeout_ms") || l.WriteTimeoutMS <= 0 {
+		longest := config.DefaultToolTimeoutMS
+		for _, a := range arts {
+			longest = max(longest, a.Policies.ToolTimeoutMS)
+		}
+		l.WriteTimeoutMS = longest + config.ServeWriteMarginMS
+	}
+	out := plan.Serve{
+		Hosts: s.Hosts,
+		Limits: plan.ServeLimits{MaxBodyBytes: l.MaxBodyBytes, MaxHeaderBytes: l.MaxHeaderBytes,
+			MaxInFlight: l.MaxInFlight, MaxConnections: l.MaxConnections,
+			ReadHeaderTimeoutMS: l.ReadHeaderTimeoutMS, ReadTimeoutMS: l.ReadTimeoutMS,
+			WriteTimeoutMS: l.WriteTimeoutMS, IdleTimeoutMS: l.IdleTimeoutMS},
+	}
+	var ds diag.Diagnostics
+	for i, h := range s.Hosts {
+		if !validHost(h) {
+			ds = append(ds, diag.Errorf(diag.ConfigValueInvalid, config.Join("serve", "hosts")+indexPath(i),
+				"not a host name or HOST:PORT").WithDetail("write the name callers use, as in their Host header: heddle.internal.example.com or heddle.internal.example.com:8443"))
+		}
+	}
+	if s.Auth == nil {
+		return out, ds
+	}
+	a, ads := compileServeAuth(s.Auth)
+	out.Auth = a
+	return out, append(ds, ads...)
+}
+
+func compileServeAuth(a *config.ServeAuth) (*plan.ServeAuth, diag.Diagnostics) {
+	const p = "serve.auth"
+	out := &plan.ServeAuth{Kind: a.Kind, Metrics: a.Metrics}
+	var ds diag.Diagnostics
+	bad := func(path, format string, args ...any) {
+		ds = append(ds, diag.Errorf(diag.ServeAuthInvalid, path, format, args...))
+	}
+	detail := func(format string, args ...any) { ds[len(ds)-1] = ds[len(ds)-1].WithDetail(format, args...) }
+	// Settings of another kind are a mistake to point out, not to ignore:
+	// an operator who wrote proxies under kind jwt believes they apply.
+	foreign := func(kind string, set map[string]bool) {
+		for key, written := range set {
+			if written {
+				bad(p+"."+key, "a setting of kind %s, which serve.auth.kind %q does not read", kind, a.Kind)
+			}
+		}
+	}
+	jwtSet := map[string]bool{"issuer": a.Issuer != "", "jwks_url": a.JWKSURL != "", "audience": a.Audience != "",
+		"algorithms": len(a.Algorithms) > 0 && a.Kind != config.ServeAuthJWT, "claims": len(a.Claims) > 0 && a.Kind != config.ServeAuthJWT}
+	tokensSet := map[string]bool{"tokens": len(a.Tokens) > 0}
+	proxiesSet := map[string]bool{"proxies": len(a.Proxies) > 0}
+	switch a.Kind {
+	case config.ServeAuthJWT:
+		foreign(config.ServeAuthTokens, tokensSet)
+		foreign(config.ServeAuthTrustedHeaders, proxiesSet)
+		out.Issuer, out.JWKSURL, out.Audience, out.Algorithms, out.ClockSkewMS, out.Claims =
+			a.Issuer, a.JWKSURL, a.Audience, a.Algorithms, a.ClockSkewMS, a.Claims
+		if a.Issuer == "" {
+			bad(p+".issuer", "missing: a JWT's iss must be checked")
+			detail("write the issuer the tokens name, e.g. https://idp.example.com/realms/ops; its keys are found by OpenID discovery unless jwks_url is set")
+		} else {
+			ds = append(ds, grants.CheckURL(a.Issuer, diag.ServeAuthInvalid, p+".issuer")...)
+		}
+		if a.JWKSURL != "" {
+			ds = append(ds, grants.CheckURL(a.JWKSURL, diag.ServeAuthInvalid, p+".jwks_url")...)
+		}
+		if a.Audience == "" {
+			bad(p+".audience", "missing: a JWT's aud must be checked, or a token issued for another service would be accepted")
+		}
+		for i, alg := range a.Algorithms {
+			if !slices.Contains(jwtAlgorithms, alg) {
+				bad(p+".algorithms"+indexPath(i), "algorithm %q is not accepted", alg)
+				detail("accepted: %s (none and the HMAC algorithms never are)", strings.Join(jwtAlgorithms, ", "))
+			}
+		}
+		if a.ClockSkewMS > config.MaxServeClockSkewMS {
+			bad(p+".clock_skew_ms", "at most %d ms", config.MaxServeClockSkewMS)
+		}
+		for key, claim := range a.Claims {
+			if claim == "" {
+				bad(p+".claims."+key, "empty: name the token claim it is read from")
+			}
+		}
+	case config.ServeAuthTokens:
+		foreign(config.ServeAuthJWT, jwtSet)
+		foreign(config.ServeAuthTrustedHeaders, proxiesSet)
+		if len(a.Tokens) == 0 {
+			bad(p+".tokens", "missing: kind tokens needs at least one token")
+		}
+		out.Tokens = map[string]*plan.ServeToken{}
+		for _, name := range config.SortedKeys(a.Tokens) {
+			tok := a.Tokens[name]
+			tp := config.Join(p, "tokens", name)
+			if tok == nil {
+				bad(tp, "empty: a token needs token_ref and subject")
+				continue
+			}
+			if tok.TokenRef == (config.Ref{}) {
+				bad(tp+".token_ref", "missing: the reference the token is read from")
+			}
+			ds = append(ds, grants.CheckRef(&tok.TokenRef, tp+".token_ref")...)
+			if tok.Subject == "" {
+				bad(tp+".subject", "missing: the caller the token stands for")
+			}
+			out.Tokens[name] = &plan.ServeToken{TokenRef: tok.TokenRef, Subject: tok.Subject, Roles: tok.Roles, Claims: tok.Claims}
+		}
+	case config.ServeAuthTrustedHeaders:
+		foreign(config.ServeAuthJWT, jwtSet)
+		foreign(config.ServeAuthTokens, tokensSet)
+		if len(a.Proxies) == 0 {
+			bad(p+".proxies", "missing: the addresses of the proxies whose X-Heddle-* headers are believed")
+			detail("a CIDR such as 10.0.0.0/8, or one address")
+		}
+		for i, px := range a.Proxies {
+			if _, err := parseProxy(px); err != nil {
+				bad(p+".proxies"+indexPath(i), "not a CIDR or an IP address")
+			}
+		}
+		out.Proxies = a.Proxies
+	case config.ServeAuthNone:
+		foreign(config.ServeAuthJWT, jwtSet)
+		foreign(config.ServeAuthTokens, tokensSet)
+		foreign(config.ServeAuthTrustedHeaders, proxiesSet)
+	case "":
+		bad(p+".kind", "missing: want jwt, tokens, trusted_headers or none")
+	default:
+		bad(p+".kind", "unknown kind %q: want jwt, tokens, trusted_headers or none", a.Kind)
+	}
+	return out, ds
+}
+
+// parseProxy parses one serve.auth.proxies entry: a CIDR, or one address.
+func parseProxy(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		return netip.ParsePrefix(s)
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	return netip.PrefixFrom(a, a.BitLen()), nil
+}
+
+// validHost reports whether h is a Host header value: a name or address,
+// with an optional port, and nothing else.
+func validHost(h string) bool {
+	host := h
+	if hp, port, err := net.SplitHostPort(h); err == nil {
+		if port == "" || strings.Trim(port, "0123456789") != "" {
+			return false
+		}
+		host = hp
+	}
+	if host == "" || strings.ContainsAny(host, "/?#@ \t") {
+		return false
+	}
+	return true
+}
+
+func indexPath(i int) string { return "[" + strconv.Itoa(i) + "]" }

@@ -1,0 +1,140 @@
+package config
+
+// Serve is the serve: section of api.yaml: the worker's own front door,
+// what `heddle serve` answers on. It says who may call the invoke API (and,
+// later, the MCP facade), which Host headers are accepted, and how much one
+// worker takes in at once.
+type Serve struct {
+	// Auth says how callers of /v1/ are authenticated. Without it, serve
+	// refuses to listen on an address that is not loopback, and on loopback
+	// refuses /v1/ calls: kind none must be written to allow them.
+	Auth *ServeAuth `koanf:"auth"`
+	// Hosts are the Host headers accepted besides the listen address's own
+	// (DNS rebinding: a browser page that resolves its name to this worker
+	// sends its own name).
+	Hosts []string `koanf:"hosts"`
+	// Limits bound what the worker reads and holds.
+	Limits ServeLimits `koanf:"limits"`
+}
+
+// ServeAuth is serve.auth: one way of telling who a caller is.
+type ServeAuth struct {
+	// Kind is jwt, tokens, trusted_headers or none.
+	Kind string `koanf:"kind"`
+
+	// kind: jwt — bearer JWTs verified against the issuer's keys.
+
+	// Issuer is the token issuer (the iss claim); its OpenID discovery
+	// document gives the keys' URL unless JWKSURL is set.
+	Issuer string `koanf:"issuer"`
+	// JWKSURL is where the signing keys are read from, when the issuer has
+	// no discovery document.
+	JWKSURL string `koanf:"jwks_url"`
+	// Audience is the aud a token must carry.
+	Audience string `koanf:"audience"`
+	// Algorithms are the signature algorithms accepted. Default [RS256].
+	// none and the HMAC algorithms are refused.
+	Algorithms []string `koanf:"algorithms"`
+	// ClockSkewMS is the leeway on exp, nbf and iat. Default 30000, at most
+	// 300000.
+	ClockSkewMS int `koanf:"clock_skew_ms"`
+	// Claims maps token claims to the caller's identity: subject (default
+	// sub) and roles (a claim holding a list of strings, or a
+	// space-separated string) are the identity's; any other key names an
+	// identity claim, read from the token claim it maps to.
+	Claims map[string]string `koanf:"claims"`
+
+	// kind: tokens — static bearer tokens, each standing for one caller.
+	Tokens map[string]*ServeToken `koanf:"tokens"`
+
+	// kind: trusted_headers — X-Heddle-Subject, X-Heddle-Roles and
+	// X-Heddle-Claim-NAME set by a proxy that authenticated the caller,
+	// believed only from these addresses (CIDRs, or single addresses).
+	Proxies []string `koanf:"proxies"`
+
+	// Metrics says whether /metrics needs an authenticated caller too.
+	// Default false: the probes and /metrics answer anyone who can reach
+	// the worker.
+	Metrics bool `koanf:"metrics"`
+}
+
+// ServeToken is one static token of serve.auth kind tokens and the caller
+// it stands for.
+type ServeToken struct {
+	TokenRef Ref               `koanf:"token_ref"`
+	Subject  string            `koanf:"subject"`
+	Roles    []string          `koanf:"roles"`
+	Claims   map[string]string `koanf:"claims"`
+}
+
+// ServeLimits bound what one worker reads and holds. Zero is the default.
+type ServeLimits struct {
+	// MaxBodyBytes caps a request's body. Default 1 MiB.
+	MaxBodyBytes int `koanf:"max_body_bytes"`
+	// MaxHeaderBytes caps a request's header. Default 64 KiB.
+	MaxHeaderBytes int `koanf:"max_header_bytes"`
+	// MaxInFlight bounds the calls served at once; one more is answered
+	// 503 TOO_BUSY. Default 1024.
+	MaxInFlight int `koanf:"max_in_flight"`
+	// MaxConnections bounds the open connections; one more waits for a
+	// free one. Default 4096.
+	MaxConnections int `koanf:"max_connections"`
+	// ReadHeaderTimeoutMS bounds reading a request's header. Default 5000.
+	ReadHeaderTimeoutMS int `koanf:"read_header_timeout_ms"`
+	// ReadTimeoutMS bounds reading a whole request, body included.
+	// Default 30000.
+	ReadTimeoutMS int `koanf:"read_timeout_ms"`
+	// WriteTimeoutMS bounds writing a response, from the end of the
+	// request's header. Default: the longest tool_timeout_ms of the
+	// agents plus 5000, so that a call's own deadline ends it first.
+	WriteTimeoutMS int `koanf:"write_timeout_ms"`
+	// IdleTimeoutMS closes a keep-alive connection idle that long.
+	// Default 60000.
+	IdleTimeoutMS int `koanf:"idle_timeout_ms"`
+}
+
+// serve.auth kinds.
+const (
+	ServeAuthJWT            = "jwt"
+	ServeAuthTokens         = "tokens"
+	ServeAuthTrustedHeaders = "trusted_headers"
+	ServeAuthNone           = "none"
+)
+
+// Defaults of serve.
+const (
+	DefaultServeClockSkewMS         = 30000
+	MaxServeClockSkewMS             = 300000
+	DefaultServeMaxBodyBytes        = 1 << 20
+	DefaultServeMaxHeaderBytes      = 64 << 10
+	DefaultServeMaxInFlight         = 1024
+	DefaultServeMaxConnections      = 4096
+	DefaultServeReadHeaderTimeoutMS = 5000
+	DefaultServeReadTimeoutMS       = 30000
+	DefaultServeIdleTimeoutMS       = 60000
+	// ServeWriteMarginMS is what the default write timeout adds to the
+	// longest tool_timeout_ms.
+	ServeWriteMarginMS = 5000
+)
+
+// limits lists serve.limits' settings with their paths.
+func (l *ServeLimits) settings() []struct {
+	path string
+	v    *int
+	def  int
+} {
+	return []struct {
+		path string
+		v    *int
+		def  int
+	}{
+		{"serve.limits.max_body_bytes", &l.MaxBodyBytes, DefaultServeMaxBodyBytes},
+		{"serve.limits.max_header_bytes", &l.MaxHeaderBytes, DefaultServeMaxHeaderBytes},
+		{"serve.limits.max_in_flight", &l.MaxInFlight, DefaultServeMaxInFlight},
+		{"serve.limits.max_connections", &l.MaxConnections, DefaultServeMaxConnections},
+		{"serve.limits.read_header_timeout_ms", &l.ReadHeaderTimeoutMS, DefaultServeReadHeaderTimeoutMS},
+		{"serve.limits.read_timeout_ms", &l.ReadTimeoutMS, DefaultServeReadTimeoutMS},
+		{"serve.limits.write_timeout_ms", &l.WriteTimeoutMS, 0}, // the compiler's, from the agents
+		{"serve.limits.idle_timeout_ms", &l.IdleTimeoutMS, DefaultServeIdleTimeoutMS},
+	}
+}
