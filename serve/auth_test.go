@@ -54,4 +54,3 @@ func TestTrustedHeaders(t *testing.T) {
 		}
 	}
 }
-
