@@ -31,13 +31,7 @@ func compileServe(dep *config.Deployment, arts []*config.Artifact) (plan.Serve, 
 		}
 		l.WriteTimeoutMS = longest + config.ServeWriteMarginMS
 	}
-	out := plan.Serve{
-		Hosts: s.Hosts,
-		Limits: plan.ServeLimits{MaxBodyBytes: l.MaxBodyBytes, MaxHeaderBytes: l.MaxHeaderBytes,
-			MaxInFlight: l.MaxInFlight, MaxConnections: l.MaxConnections,
-			ReadHeaderTimeoutMS: l.ReadHeaderTimeoutMS, ReadTimeoutMS: l.ReadTimeoutMS,
-			WriteTimeoutMS: l.WriteTimeoutMS, IdleTimeoutMS: l.IdleTimeoutMS},
-	}
+	out := plan.Serve{Hosts: s.Hosts, Limits: l}
 	var ds diag.Diagnostics
 	for i, h := range s.Hosts {
 		if !validHost(h) {
@@ -53,9 +47,9 @@ func compileServe(dep *config.Deployment, arts []*config.Artifact) (plan.Serve, 
 	return out, append(ds, ads...)
 }
 
-func compileServeAuth(a *config.ServeAuth) (*plan.ServeAuth, diag.Diagnostics) {
+func compileServeAuth(a *config.ServeAuth) (*config.ServeAuth, diag.Diagnostics) {
 	const p = "serve.auth"
-	out := &plan.ServeAuth{Kind: a.Kind, Metrics: a.Metrics}
+	out := *a
 	var ds diag.Diagnostics
 	bad := func(path, format string, args ...any) {
 		ds = append(ds, diag.Errorf(diag.ServeAuthInvalid, path, format, args...))
@@ -78,8 +72,6 @@ func compileServeAuth(a *config.ServeAuth) (*plan.ServeAuth, diag.Diagnostics) {
 	case config.ServeAuthJWT:
 		foreign(config.ServeAuthTokens, tokensSet)
 		foreign(config.ServeAuthTrustedHeaders, proxiesSet)
-		out.Issuer, out.JWKSURL, out.Audience, out.Algorithms, out.ClockSkewMS, out.Claims =
-			a.Issuer, a.JWKSURL, a.Audience, a.Algorithms, a.ClockSkewMS, a.Claims
 		if a.Issuer == "" {
 			bad(p+".issuer", "missing: a JWT's iss must be checked")
 			detail("write the issuer the tokens name, e.g. https://idp.example.com/realms/ops; its keys are found by OpenID discovery unless jwks_url is set")
@@ -112,7 +104,6 @@ func compileServeAuth(a *config.ServeAuth) (*plan.ServeAuth, diag.Diagnostics) {
 		if len(a.Tokens) == 0 {
 			bad(p+".tokens", "missing: kind tokens needs at least one token")
 		}
-		out.Tokens = map[string]*plan.ServeToken{}
 		for _, name := range config.SortedKeys(a.Tokens) {
 			tok := a.Tokens[name]
 			tp := config.Join(p, "tokens", name)
@@ -127,7 +118,6 @@ func compileServeAuth(a *config.ServeAuth) (*plan.ServeAuth, diag.Diagnostics) {
 			if tok.Subject == "" {
 				bad(tp+".subject", "missing: the caller the token stands for")
 			}
-			out.Tokens[name] = &plan.ServeToken{TokenRef: tok.TokenRef, Subject: tok.Subject, Roles: tok.Roles, Claims: tok.Claims}
 		}
 	case config.ServeAuthTrustedHeaders:
 		foreign(config.ServeAuthJWT, jwtSet)
@@ -141,7 +131,6 @@ func compileServeAuth(a *config.ServeAuth) (*plan.ServeAuth, diag.Diagnostics) {
 				bad(p+".proxies"+indexPath(i), "not a CIDR or an IP address")
 			}
 		}
-		out.Proxies = a.Proxies
 	case config.ServeAuthNone:
 		foreign(config.ServeAuthJWT, jwtSet)
 		foreign(config.ServeAuthTokens, tokensSet)
@@ -151,7 +140,7 @@ func compileServeAuth(a *config.ServeAuth) (*plan.ServeAuth, diag.Diagnostics) {
 	default:
 		bad(p+".kind", "unknown kind %q: want jwt, tokens, trusted_headers or none", a.Kind)
 	}
-	return out, ds
+	return &out, ds
 }
 
 // parseProxy parses one serve.auth.proxies entry: a CIDR, or one address.

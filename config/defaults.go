@@ -49,7 +49,7 @@ func (d *Deployment) applyDefaults() {
 		}
 	}
 	if a := d.Serve.Auth; a != nil {
-		if a.ClockSkewMS <= 0 {
+		if a.Kind == ServeAuthJWT && a.ClockSkewMS <= 0 {
 			a.ClockSkewMS = DefaultServeClockSkewMS
 		}
 		if a.Kind == ServeAuthJWT && len(a.Algorithms) == 0 {
