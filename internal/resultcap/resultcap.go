@@ -1,8 +1,11 @@
 // Package resultcap keeps a tool's result within a size: results are
 // untrusted input, and one that is too large must neither reach the model
-// nor hold a worker's memory.
+// nor hold a worker's memory. A result over the cap is cut (Cap); a server's
+// message over the hard limit (HardLimit) is not even read, but refused by
+// the transport as it arrives.
 //
 //	res = resultcap.Cap(res, 1<<20) // at most 1 MiB of JSON
+//	limit := resultcap.HardLimit(1<<20) // 4 MiB: larger messages are refused
 package resultcap
 
 import (
@@ -13,6 +16,29 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+// The hard limit is HardLimitFactor times a server's max_result_bytes, and
+// never less than MinHardLimit.
+const (
+	HardLimitFactor = 4
+	// MinHardLimit keeps a small max_result_bytes from refusing the other
+	// messages the same limit bounds, such as a page of a tool listing.
+	MinHardLimit = 4 << 20
+)
+
+// HardLimit returns the largest message, in bytes as it is sent, that a
+// server whose results are capped at maxResultBytes may send: four times
+// the cap, at least 4 MiB. A larger one is refused as it is read, without
+// being held, so that a call's memory stays a small multiple of the cap;
+// between the cap and the hard limit a result is read and cut by Cap. The margin over max allows for
+// what a message holds besides the result's JSON as Cap measures it: the
+// JSON-RPC envelope, and escapes a server may write where Go would not.
+func HardLimit(maxResultBytes int) int {
+	if maxResultBytes > math.MaxInt/HardLimitFactor {
+		return math.MaxInt
+	}
+	return max(HardLimitFactor*maxResultBytes, MinHardLimit)
+}
 
 // Cap returns res when its JSON encoding is at most max bytes, else a copy
 // cut to fit: content parts of every kind (text, image, audio, resource

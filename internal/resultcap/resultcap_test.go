@@ -117,3 +117,18 @@ func TestCap(t *testing.T) {
 		t.Error("Cap modified its argument")
 	}
 }
+
+// TestHardLimit: four times the cap, never under 4 MiB, and no overflow.
+func TestHardLimit(t *testing.T) {
+	for _, tc := range []struct{ max, want int }{
+		{1, 4 << 20},
+		{4096, 4 << 20},
+		{1 << 20, 4 << 20},
+		{3 << 20, 12 << 20},
+		{math.MaxInt / 2, math.MaxInt},
+	} {
+		if got := HardLimit(tc.max); got != tc.want {
+			t.Errorf("HardLimit(%d) = %d, want %d", tc.max, got, tc.want)
+		}
+	}
+}
