@@ -3,20 +3,25 @@ package msglimit
 import "io"
 
 // Chunk sizes of a Buffer: the first, and the largest, which later chunks
-// double up to.
+// double up to; and how much of its chunks a Buffer keeps for the next
+// message.
 const (
 	firstChunk = 4 << 10
 	maxChunk   = 1 << 20
+	keepChunks = 1 << 20
 )
 
 // Buffer holds the bytes of one message while it is read, in chunks that
 // are never copied as it grows: a message of n bytes takes n bytes plus at
 // most one chunk, where a growing slice would take up to twice n while it
 // copies itself, and allocate several times n in all. It is read back once,
-// by Read or WriteTo, or joined by Bytes. The zero value is empty and ready
-// to use; a Buffer is not safe for concurrent use.
+// by Read or WriteTo, or joined by AppendTo. Reset keeps up to 1 MiB of
+// chunks for the next message, so that messages of that size cost nothing
+// once the first has been read. The zero value is empty and ready to use; a
+// Buffer is not safe for concurrent use.
 type Buffer struct {
 	chunks [][]byte // every chunk full but the last
+	spare  [][]byte // empty chunks kept by Reset, used in order
 	n      int      // bytes written
 	r      int      // bytes read back
 	ri, ro int      // where reading resumes: chunk, offset in it
@@ -28,8 +33,7 @@ func (b *Buffer) Write(p []byte) (int, error) {
 	for len(p) > 0 {
 		last := len(b.chunks) - 1
 		if last < 0 || len(b.chunks[last]) == cap(b.chunks[last]) {
-			size := min(max(firstChunk, b.n), maxChunk)
-			b.chunks = append(b.chunks, make([]byte, 0, size))
+			b.chunks = append(b.chunks, b.newChunk())
 			last++
 		}
 		c := b.chunks[last]
@@ -41,24 +45,32 @@ func (b *Buffer) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// newChunk returns an empty chunk: a spare one, or a new one the size of
+// what the buffer holds, between firstChunk and maxChunk.
+func (b *Buffer) newChunk() []byte {
+	if len(b.spare) > 0 {
+		c := b.spare[0]
+		b.spare[0] = nil
+		b.spare = b.spare[1:]
+		return c
+	}
+	return make([]byte, 0, min(max(firstChunk, b.n), maxChunk))
+}
+
 // Len is the number of bytes not yet read back.
 func (b *Buffer) Len() int { return b.n - b.r }
 
-// Bytes returns the unread bytes as one slice: the buffer's own chunk when
-// they are in one, else a new slice joining them. It does not read them.
-func (b *Buffer) Bytes() []byte {
+// AppendTo appends the unread bytes to dst and returns the result, without
+// reading them.
+func (b *Buffer) AppendTo(dst []byte) []byte {
 	if b.Len() == 0 {
-		return nil
+		return dst
 	}
-	if b.ri == len(b.chunks)-1 {
-		return b.chunks[b.ri][b.ro:]
-	}
-	out := make([]byte, 0, b.Len())
-	out = append(out, b.chunks[b.ri][b.ro:]...)
+	dst = append(dst, b.chunks[b.ri][b.ro:]...)
 	for _, c := range b.chunks[b.ri+1:] {
-		out = append(out, c...)
+		dst = append(dst, c...)
 	}
-	return out
+	return dst
 }
 
 // next returns the unread part of the chunk reading resumes in, and moves
@@ -113,17 +125,23 @@ func (b *Buffer) WriteTo(w io.Writer) (int64, error) {
 	}
 }
 
-// Reset empties the buffer. It keeps its first chunk for the next message
-// when that is a small one, and lets the others go.
+// Reset empties the buffer. It keeps chunks for the next message, up to
+// keepChunks bytes of them, and lets the others go.
 func (b *Buffer) Reset() {
-	var first []byte
-	if len(b.chunks) > 0 && cap(b.chunks[0]) == firstChunk {
-		first = b.chunks[0][:0]
+	// The chunks in use, then the spare ones, are in the order they were
+	// made; the first of them are kept, compacted into the array of the
+	// chunks in use, whose elements are read before they are written.
+	keep, kept := b.chunks[:0], 0
+	for _, list := range [2][][]byte{b.chunks, b.spare} {
+		for _, c := range list {
+			if kept+cap(c) <= keepChunks {
+				kept += cap(c)
+				keep = append(keep, c[:0])
+			}
+		}
 	}
-	clear(b.chunks) // the chunks let go are not held by the slice's array
-	b.chunks = b.chunks[:0]
-	if first != nil {
-		b.chunks = append(b.chunks, first)
-	}
+	clear(keep[len(keep):cap(keep)]) // what is let go is not held by an array
+	clear(b.spare)
+	b.chunks, b.spare = b.spare[:0], keep
 	b.n, b.r, b.ri, b.ro = 0, 0, 0, 0
 }

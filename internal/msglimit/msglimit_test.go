@@ -209,8 +209,8 @@ func TestBuffer(t *testing.T) {
 		}
 		return &b
 	}
-	if got := fill().Bytes(); !bytes.Equal(got, data) {
-		t.Error("Bytes differ from what was written")
+	if got := fill().AppendTo([]byte("<")); !bytes.Equal(got[1:], data) || got[0] != '<' {
+		t.Error("AppendTo differs from what was written")
 	}
 	b := fill()
 	var got []byte
@@ -234,28 +234,41 @@ func TestBuffer(t *testing.T) {
 	if _, err := b.WriteTo(&w); err != nil || !bytes.Equal(w.Bytes(), data[10:]) {
 		t.Errorf("WriteTo after reading 10 bytes: %v", err)
 	}
-	b.Reset()
-	if b.Len() != 0 || len(b.Bytes()) != 0 {
-		t.Error("Reset left bytes")
-	}
-	b.Write([]byte("next"))
-	if string(b.Bytes()) != "next" {
-		t.Errorf("after Reset: %q", b.Bytes())
+	for range 3 {
+		b.Reset()
+		if b.Len() != 0 || len(b.AppendTo(nil)) != 0 {
+			t.Error("Reset left bytes")
+		}
+		b.Write(data[:100_000])
+		b.Read(p[:10])
+		if got := b.AppendTo(nil); !bytes.Equal(got, data[10:100_000]) {
+			t.Errorf("after Reset: %d bytes differ", len(got))
+		}
 	}
 }
 
 // TestBufferAllocates: holding a 4 MiB message allocates its size and at
-// most one chunk more: a growing slice would allocate several times as
-// much.
+// most one chunk more, where a growing slice would allocate several times
+// as much; after Reset, messages of up to 1 MiB allocate nothing.
 func TestBufferAllocates(t *testing.T) {
 	piece := make([]byte, 64<<10)
 	var b Buffer
-	allocated := allocatedBy(func() {
-		for range 64 {
-			b.Write(piece)
+	write := func(n int) func() {
+		return func() {
+			b.Reset()
+			for range n {
+				b.Write(piece)
+			}
 		}
-	})
-	if allocated > 4<<20+maxChunk+64<<10 {
+	}
+	if allocated := allocatedBy(write(64)); allocated > 4<<20+maxChunk+64<<10 {
 		t.Errorf("holding 4 MiB allocated %.1f MiB", float64(allocated)/(1<<20))
+	}
+	write(16)()
+	if allocated := allocatedBy(write(16)); allocated > 1<<10 {
+		t.Errorf("holding 1 MiB again allocated %d bytes", allocated)
+	}
+	if allocated := allocatedBy(write(8)); allocated > 1<<10 {
+		t.Errorf("holding 512 KiB after 1 MiB allocated %d bytes", allocated)
 	}
 }
