@@ -1,6 +1,9 @@
 package msglimit
 
-import "io"
+import (
+	"errors"
+	"io"
+)
 
 // Chunk sizes of a Buffer: the first, and the largest, which later chunks
 // double up to; and how much of its chunks a Buffer keeps for the next
@@ -55,6 +58,31 @@ func (b *Buffer) newChunk() []byte {
 		return c
 	}
 	return make([]byte, 0, min(max(firstChunk, b.n), maxChunk))
+}
+
+// ReadFrom appends what r reads until io.EOF, straight into the buffer's
+// chunks, and returns how much that was and the first error other than
+// io.EOF.
+func (b *Buffer) ReadFrom(r io.Reader) (int64, error) {
+	var n int64
+	for {
+		last := len(b.chunks) - 1
+		if last < 0 || len(b.chunks[last]) == cap(b.chunks[last]) {
+			b.chunks = append(b.chunks, b.newChunk())
+			last++
+		}
+		c := b.chunks[last]
+		k, err := r.Read(c[len(c):cap(c)])
+		b.chunks[last] = c[:len(c)+k]
+		b.n += k
+		n += int64(k)
+		if errors.Is(err, io.EOF) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
 }
 
 // Len is the number of bytes not yet read back.

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -228,6 +229,13 @@ func TestBuffer(t *testing.T) {
 	if !bytes.Equal(got, data) || b.Len() != 0 {
 		t.Error("Read differs from what was written")
 	}
+	b = new(Buffer)
+	if n, err := b.ReadFrom(io.MultiReader(bytes.NewReader(data[:7]), iotestHalf(data[7:]))); n != int64(len(data)) || err != nil {
+		t.Fatalf("ReadFrom = %d, %v", n, err)
+	}
+	if got := b.AppendTo(nil); !bytes.Equal(got, data) {
+		t.Error("ReadFrom differs from what was read")
+	}
 	var w bytes.Buffer
 	b = fill()
 	b.Read(p[:10])
@@ -246,6 +254,9 @@ func TestBuffer(t *testing.T) {
 		}
 	}
 }
+
+// iotestHalf reads data half a read at a time.
+func iotestHalf(data []byte) io.Reader { return iotest.HalfReader(bytes.NewReader(data)) }
 
 // TestBufferAllocates: holding a 4 MiB message allocates its size and at
 // most one chunk more, where a growing slice would allocate several times
