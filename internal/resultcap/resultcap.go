@@ -56,13 +56,28 @@ func Cap(res *mcp.CallToolResult, max int) *mcp.CallToolResult {
 	if n, ok := resultSizeBound(res, max); ok && n <= max {
 		return res
 	}
-	if b, err := json.Marshal(res); err == nil && len(b) <= max {
-		return res
+	// A result whose text and data alone are over the cap does not fit;
+	// only one under it must be encoded to tell. Encoding a large result
+	// costs several times its size (go-sdk's encoders nest), and a result
+	// up to the hard limit reaches here.
+	if resultFloor(res) <= max {
+		if b, err := json.Marshal(res); err == nil && len(b) <= max {
+			return res
+		}
 	}
 	out := &mcp.CallToolResult{Meta: res.Meta, IsError: res.IsError}
 	budget := max - 256 // room for the envelope and the note
 	omitted := 0
 	for _, c := range res.Content {
+		if contentFloor(c) > budget { // cannot fit: cut it or leave it out unencoded
+			if t, ok := c.(*mcp.TextContent); ok && budget > 64 {
+				out.Content = append(out.Content, &mcp.TextContent{Text: cutUTF8(t.Text, budget-64), Annotations: t.Annotations})
+				budget = 0
+			} else {
+				omitted++
+			}
+			continue
+		}
 		b, err := json.Marshal(c)
 		if err != nil {
 			omitted++
@@ -91,6 +106,34 @@ func Cap(res *mcp.CallToolResult, max int) *mcp.CallToolResult {
 	out.Content = append(out.Content, &mcp.TextContent{Text: fmt.Sprintf(
 		"[heddle: the result was larger than max_result_bytes (%d) and was cut; %d part(s) omitted]", max, omitted)})
 	return out
+}
+
+// contentFloor is a lower bound of the length of json.Marshal(c): its text
+// or data, which the encoding holds at least once (quoted; base64 for
+// data).
+func contentFloor(c mcp.Content) int {
+	switch c := c.(type) {
+	case *mcp.TextContent:
+		return 2 + len(c.Text)
+	case *mcp.ImageContent:
+		return 2 + base64.StdEncoding.EncodedLen(len(c.Data))
+	case *mcp.AudioContent:
+		return 2 + base64.StdEncoding.EncodedLen(len(c.Data))
+	case *mcp.EmbeddedResource:
+		if r := c.Resource; r != nil {
+			return 2 + len(r.Text) + base64.StdEncoding.EncodedLen(len(r.Blob))
+		}
+	}
+	return 0
+}
+
+// resultFloor is a lower bound of the length of json.Marshal(res).
+func resultFloor(res *mcp.CallToolResult) int {
+	n := 0
+	for _, c := range res.Content {
+		n += contentFloor(c)
+	}
+	return n
 }
 
 // JSON size bounds of a result's fixed parts: the envelope (braces, field
