@@ -3,6 +3,7 @@ package msglimit
 import (
 	"errors"
 	"io"
+	"slices"
 )
 
 // Chunk sizes of a Buffer: the first, and the largest, which later chunks
@@ -94,6 +95,7 @@ func (b *Buffer) AppendTo(dst []byte) []byte {
 	if b.Len() == 0 {
 		return dst
 	}
+	dst = slices.Grow(dst, b.Len()) // one allocation, not one per chunk
 	dst = append(dst, b.chunks[b.ri][b.ro:]...)
 	for _, c := range b.chunks[b.ri+1:] {
 		dst = append(dst, c...)
