@@ -88,7 +88,7 @@ func TestResultTooLarge(t *testing.T) {
 			concurrent := make(chan error, 1)
 			var concurrentEnd time.Time
 			wg.Go(func() {
-				res, err := ts.Call(context.Background(), "sleep", map[string]any{"ms": 3000})
+				res, err := ts.Call(context.Background(), "sleep", map[string]any{"ms": 4000})
 				concurrentEnd = time.Now()
 				if err == nil && res.IsError {
 					err = fmt.Errorf("refused: %s", text(res))
