@@ -25,7 +25,8 @@ const (
 // Buffer is not safe for concurrent use.
 type Buffer struct {
 	chunks [][]byte // every chunk full but the last
-	spare  [][]byte // empty chunks kept by Reset, used in order
+	spare  [][]byte // empty chunks kept by Reset, used in order from si
+	si     int
 	n      int      // bytes written
 	r      int      // bytes read back
 	ri, ro int      // where reading resumes: chunk, offset in it
@@ -52,10 +53,10 @@ func (b *Buffer) Write(p []byte) (int, error) {
 // newChunk returns an empty chunk: a spare one, or a new one the size of
 // what the buffer holds, between firstChunk and maxChunk.
 func (b *Buffer) newChunk() []byte {
-	if len(b.spare) > 0 {
-		c := b.spare[0]
-		b.spare[0] = nil
-		b.spare = b.spare[1:]
+	if b.si < len(b.spare) {
+		c := b.spare[b.si]
+		b.spare[b.si] = nil
+		b.si++
 		return c
 	}
 	return make([]byte, 0, min(max(firstChunk, b.n), maxChunk))
@@ -162,7 +163,7 @@ func (b *Buffer) Reset() {
 	// made; the first of them are kept, compacted into the array of the
 	// chunks in use, whose elements are read before they are written.
 	keep, kept := b.chunks[:0], 0
-	for _, list := range [2][][]byte{b.chunks, b.spare} {
+	for _, list := range [2][][]byte{b.chunks, b.spare[b.si:]} {
 		for _, c := range list {
 			if kept+cap(c) <= keepChunks {
 				kept += cap(c)
@@ -172,6 +173,6 @@ func (b *Buffer) Reset() {
 	}
 	clear(keep[len(keep):cap(keep)]) // what is let go is not held by an array
 	clear(b.spare)
-	b.chunks, b.spare = b.spare[:0], keep
+	b.chunks, b.spare, b.si = b.spare[:0], keep, 0
 	b.n, b.r, b.ri, b.ro = 0, 0, 0, 0
 }
