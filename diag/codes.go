@@ -100,4 +100,5 @@ const (
 	AgentUnknown    Code = "AGENT_UNKNOWN"
 	ToolArgsInvalid Code = "TOOL_ARGS_INVALID"
 	SQLParamUnbound Code = "SQL_PARAM_UNBOUND"
+	ResultTooLarge  Code = "RESULT_TOO_LARGE"
 )

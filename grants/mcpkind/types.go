@@ -22,7 +22,9 @@ type ServerConfig struct {
 	Required *bool `koanf:"required"`
 	// ProtocolVersion pins the MCP protocol revision; "auto" (default) negotiates.
 	ProtocolVersion string `koanf:"protocol_version"`
-	// MaxResultBytes caps one call's result. Default 1 MiB.
+	// MaxResultBytes caps one call's result: a larger one is cut. Four times
+	// it, at least 4 MiB, is the hard limit past which a message from the
+	// server is refused as it is read. Default 1 MiB.
 	MaxResultBytes int `koanf:"max_result_bytes"`
 	// ReadOnlyTools and IdempotentTools are operator overrides (globs) of the
 	// server's annotations: calls to these tools may be re-sent after a reconnect.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,5 +72,34 @@ func BenchmarkDecode(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkRoundTripLarge is BenchmarkRoundTrip with a 256 KiB result,
+// longer than the reader's buffer: the line is gathered before it is
+// decoded.
+func BenchmarkRoundTripLarge(b *testing.B) {
+	ctx := context.Background()
+	c, err := NewTransport(exec.Command("cat"), &Options{Terminate: time.Second}).Connect(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	id, _ := jsonrpc.MakeID(float64(1))
+	text, _ := json.Marshal(strings.Repeat("x", 256<<10))
+	msg := &jsonrpc.Response{ID: id, Result: json.RawMessage(`{"content":[{"type":"text","text":` + string(text) + `}]}`)}
+	b.SetBytes(int64(len(msg.Result)))
+	b.ReportAllocs()
+	for b.Loop() {
+		// cat writes back while it reads: a result larger than the pipe
+		// must be read while it is written.
+		wrote := make(chan error, 1)
+		go func() { wrote <- c.Write(ctx, msg) }()
+		if _, err := c.Read(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if err := <-wrote; err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -17,6 +17,14 @@
 // whole stdio call through heddle allocates 0.53× what a raw go-sdk call
 // does (BenchmarkCall/stdio in package runtime, docs/performance.md).
 //
+// A line is bounded (Options.MaxMessageBytes) as it is read, not after: one
+// longer than the bound is read through in the reader's own buffer and
+// dropped, and each call it answers is answered by a msglimit.Refusal, its
+// id found as the line passes (msglimit.Scanner). The connection goes on,
+// where go-sdk's reader ends it at its bound; reading a 64 MiB line costs
+// the reader what it buffered up to the bound, once
+// (TestStdioConnOversizedMemory).
+//
 // Usage:
 //
 //	cmd := childproc.Command("mcp-server-git", nil, env, "", stderr)
@@ -38,6 +46,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/heddlehq/heddle/internal/msglimit"
 )
 
 // Options configures a transport. A nil *Options is the zero value.
@@ -46,6 +56,13 @@ type Options struct {
 	// (stdin closed, then SIGTERM, then SIGKILL) before taking the next.
 	// Zero means 5 seconds, as go-sdk's CommandTransport.
 	Terminate time.Duration
+
+	// MaxMessageBytes bounds one line from the server. A longer line is not
+	// held: once it passes the bound the rest of it is read and dropped, and
+	// each call it answers gets a msglimit.Refusal in its place, while the
+	// connection and its other calls go on. A request or notification that
+	// long is dropped. Zero means 16 MiB, go-sdk's DefaultMaxLineLength.
+	MaxMessageBytes int
 }
 
 // NewTransport returns a transport that starts cmd, a command not yet
@@ -54,9 +71,12 @@ type Options struct {
 // Shutdown follows the MCP specification as CommandTransport does: close
 // the child's stdin, wait, SIGTERM, wait, SIGKILL.
 func NewTransport(cmd *exec.Cmd, opts *Options) mcp.Transport {
-	t := &transport{cmd: cmd, terminate: 5 * time.Second}
+	t := &transport{cmd: cmd, terminate: 5 * time.Second, maxFrame: defaultMaxFrame}
 	if opts != nil && opts.Terminate > 0 {
 		t.terminate = opts.Terminate
+	}
+	if opts != nil && opts.MaxMessageBytes > 0 {
+		t.maxFrame = opts.MaxMessageBytes
 	}
 	return t
 }
@@ -64,11 +84,12 @@ func NewTransport(cmd *exec.Cmd, opts *Options) mcp.Transport {
 type transport struct {
 	cmd       *exec.Cmd
 	terminate time.Duration // each wait of the shutdown
+	maxFrame  int           // the longest line read
 }
 
-// maxFrame is the longest line a server may send: go-sdk's
-// DefaultMaxLineLength.
-const maxFrame = mcp.DefaultMaxLineLength
+// defaultMaxFrame is the longest line a server may send when Options do not
+// say: go-sdk's DefaultMaxLineLength.
+const defaultMaxFrame = mcp.DefaultMaxLineLength
 
 // Connect starts the process.
 func (t *transport) Connect(context.Context) (mcp.Connection, error) {
@@ -87,6 +108,7 @@ func (t *transport) Connect(context.Context) (mcp.Connection, error) {
 		cmd:       t.cmd,
 		stdin:     stdin,
 		in:        bufio.NewReaderSize(stdout, 64<<10),
+		maxFrame:  t.maxFrame,
 		terminate: t.terminate,
 		closed:    make(chan struct{}),
 	}, nil
@@ -98,10 +120,12 @@ type conn struct {
 	cmd       *exec.Cmd
 	terminate time.Duration
 
-	readMu sync.Mutex // Read is called from one goroutine; the lock keeps it honest
-	in     *bufio.Reader
-	queue  []jsonrpc.Message // the rest of a batch
-	line   []byte            // a line longer than in's buffer, reassembled
+	readMu   sync.Mutex // Read is called from one goroutine; the lock keeps it honest
+	in       *bufio.Reader
+	maxFrame int
+	queue    []jsonrpc.Message // the rest of a batch, or refusals of a line over maxFrame
+	long     msglimit.Buffer   // a line longer than in's buffer, gathered
+	line     []byte            // the same line, joined
 
 	writeMu sync.Mutex
 	stdin   io.WriteCloser
@@ -126,7 +150,11 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		return m, nil
 	}
 	for {
-		line, err := c.readLine()
+		line, refusals, err := c.readLine()
+		if len(refusals) > 0 {
+			c.queue = refusals[1:]
+			return refusals[0], nil
+		}
 		if err != nil {
 			select {
 			case <-c.closed:
@@ -164,36 +192,70 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 // readLine returns the next line without its newline. The slice is valid
-// until the next call.
-func (c *conn) readLine() ([]byte, error) {
+// until the next call. A line over maxFrame is read through and dropped,
+// and readLine returns the refusals that answer in its place instead.
+func (c *conn) readLine() ([]byte, []jsonrpc.Message, error) {
 	b, err := c.in.ReadSlice('\n')
+	if len(b) > c.maxFrame { // a bound smaller than the buffer
+		return c.skipLine(b, err)
+	}
 	if err == nil {
-		return b, nil
+		return b, nil, nil
 	}
 	if !errors.Is(err, bufio.ErrBufferFull) {
 		if len(b) > 0 && errors.Is(err, io.EOF) {
-			return b, nil // a last line without its newline
+			return b, nil, nil // a last line without its newline
 		}
-		return nil, err
+		return nil, nil, err
 	}
-	c.line = append(c.line[:0], b...)
+	// Longer than the buffer: gather it in chunks, which never copy
+	// themselves as the line grows, and join them once it is whole. Both
+	// are kept for the next long line up to 1 MiB.
+	if cap(c.line) > 1<<20 {
+		c.line = nil
+	}
+	c.long.Reset()
+	c.long.Write(b)
 	for {
 		b, err = c.in.ReadSlice('\n')
-		if len(c.line)+len(b) > maxFrame {
-			return nil, fmt.Errorf("the server sent a message longer than %d bytes", maxFrame)
+		if c.long.Len()+len(b) > c.maxFrame {
+			return c.skipLine(b, err)
 		}
-		c.line = append(c.line, b...)
+		c.long.Write(b)
 		switch {
-		case err == nil:
-			return c.line, nil
+		case err == nil, errors.Is(err, io.EOF) && c.long.Len() > 0:
+			c.line = c.long.AppendTo(c.line[:0])
+			c.long.Reset()
+			return c.line, nil, nil
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
-		case errors.Is(err, io.EOF) && len(c.line) > 0:
-			return c.line, nil
 		default:
-			return nil, err
+			return nil, nil, err
 		}
 	}
+}
+
+// skipLine reads the rest of a line over maxFrame without keeping it, given
+// the part read so far (in c.long, then b, which ReadSlice returned with
+// err), and returns a refusal for each response the line holds: the id of
+// each is found as the line passes, wherever it is in the line.
+func (c *conn) skipLine(b []byte, err error) ([]byte, []jsonrpc.Message, error) {
+	var scan msglimit.Scanner
+	c.long.WriteTo(&scan)
+	c.long.Reset()
+	scan.Write(b)
+	for errors.Is(err, bufio.ErrBufferFull) {
+		b, err = c.in.ReadSlice('\n')
+		scan.Write(b)
+	}
+	var refusals []jsonrpc.Message
+	for _, id := range scan.Responses() {
+		refusals = append(refusals, &jsonrpc.Response{ID: id, Error: msglimit.Refusal(c.maxFrame)})
+	}
+	if errors.Is(err, io.EOF) {
+		err = nil // the line is over; the next read meets the end
+	}
+	return nil, refusals, err
 }
 
 // Write sends one message as one line.

@@ -110,9 +110,14 @@ func TestStdioConnLines(t *testing.T) {
 		}
 	})
 	t.Run("too-long", func(t *testing.T) {
-		c := run(t, `{"jsonrpc":"2.0","id":1,"result":"`+strings.Repeat("x", maxFrame)+"\"}\n")
-		if _, err := c.Read(ctx); err == nil || !strings.Contains(err.Error(), "longer than") {
-			t.Errorf("Read = %v, want a too-long error", err)
+		// Over go-sdk's 16 MiB, the default: its response is refused, and
+		// the next line is read.
+		c := run(t, `{"jsonrpc":"2.0","id":1,"result":"`+strings.Repeat("x", defaultMaxFrame)+"\"}\n"+`{"jsonrpc":"2.0","id":2,"result":{}}`)
+		if m, err := c.Read(ctx); err != nil || !refusal(m, 1) {
+			t.Errorf("Read = %v, %v; want a refusal of response 1", m, err)
+		}
+		if m, err := c.Read(ctx); err != nil || m.(*jsonrpc.Response).Error != nil {
+			t.Errorf("Read after = %v, %v; want response 2", m, err)
 		}
 	})
 }

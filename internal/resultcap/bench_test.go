@@ -62,3 +62,23 @@ func BenchmarkCap(b *testing.B) {
 		Cap(res, 1<<20)
 	}
 }
+
+// BenchmarkCapOver caps a 3.75 MiB text to 1 MiB, as Cap does (heddle) and
+// by encoding the result and its part to measure them (encoding), in the
+// same run: what a result between the cap and the hard limit pays.
+func BenchmarkCapOver(b *testing.B) {
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", 3840<<10)}}}
+	for _, side := range []struct {
+		name string
+		cap  func(*mcp.CallToolResult, int) *mcp.CallToolResult
+	}{{"heddle", Cap}, {"encoding", capByEncoding}} {
+		b.Run(side.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if len(side.cap(res, 1<<20).Content) != 2 {
+					b.Fatal("not cut")
+				}
+			}
+		})
+	}
+}

@@ -1,8 +1,11 @@
 // Package resultcap keeps a tool's result within a size: results are
 // untrusted input, and one that is too large must neither reach the model
-// nor hold a worker's memory.
+// nor hold a worker's memory. A result over the cap is cut (Cap); a server's
+// message over the hard limit (HardLimit) is not even read, but refused by
+// the transport as it arrives.
 //
 //	res = resultcap.Cap(res, 1<<20) // at most 1 MiB of JSON
+//	limit := resultcap.HardLimit(1<<20) // 4 MiB: larger messages are refused
 package resultcap
 
 import (
@@ -13,6 +16,29 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+// The hard limit is HardLimitFactor times a server's max_result_bytes, and
+// never less than MinHardLimit.
+const (
+	HardLimitFactor = 4
+	// MinHardLimit keeps a small max_result_bytes from refusing the other
+	// messages the same limit bounds, such as a page of a tool listing.
+	MinHardLimit = 4 << 20
+)
+
+// HardLimit returns the largest message, in bytes as it is sent, that a
+// server whose results are capped at maxResultBytes may send: four times
+// the cap, at least 4 MiB. A larger one is refused as it is read, without
+// being held, so that a call's memory stays a small multiple of the cap;
+// between the cap and the hard limit a result is read and cut by Cap. The margin over max allows for
+// what a message holds besides the result's JSON as Cap measures it: the
+// JSON-RPC envelope, and escapes a server may write where Go would not.
+func HardLimit(maxResultBytes int) int {
+	if maxResultBytes > math.MaxInt/HardLimitFactor {
+		return math.MaxInt
+	}
+	return max(HardLimitFactor*maxResultBytes, MinHardLimit)
+}
 
 // Cap returns res when its JSON encoding is at most max bytes, else a copy
 // cut to fit: content parts of every kind (text, image, audio, resource
@@ -30,13 +56,28 @@ func Cap(res *mcp.CallToolResult, max int) *mcp.CallToolResult {
 	if n, ok := resultSizeBound(res, max); ok && n <= max {
 		return res
 	}
-	if b, err := json.Marshal(res); err == nil && len(b) <= max {
-		return res
+	// A result whose text and data alone are over the cap does not fit;
+	// only one under it must be encoded to tell. Encoding a large result
+	// costs several times its size (go-sdk's encoders nest), and a result
+	// up to the hard limit reaches here.
+	if resultFloor(res) <= max {
+		if b, err := json.Marshal(res); err == nil && len(b) <= max {
+			return res
+		}
 	}
 	out := &mcp.CallToolResult{Meta: res.Meta, IsError: res.IsError}
 	budget := max - 256 // room for the envelope and the note
 	omitted := 0
 	for _, c := range res.Content {
+		if contentFloor(c) > budget { // cannot fit: cut it or leave it out unencoded
+			if t, ok := c.(*mcp.TextContent); ok && budget > 64 {
+				out.Content = append(out.Content, &mcp.TextContent{Text: cutUTF8(t.Text, budget-64), Annotations: t.Annotations})
+				budget = 0
+			} else {
+				omitted++
+			}
+			continue
+		}
 		b, err := json.Marshal(c)
 		if err != nil {
 			omitted++
@@ -65,6 +106,34 @@ func Cap(res *mcp.CallToolResult, max int) *mcp.CallToolResult {
 	out.Content = append(out.Content, &mcp.TextContent{Text: fmt.Sprintf(
 		"[heddle: the result was larger than max_result_bytes (%d) and was cut; %d part(s) omitted]", max, omitted)})
 	return out
+}
+
+// contentFloor is a lower bound of the length of json.Marshal(c): its text
+// or data, which the encoding holds at least once (quoted; base64 for
+// data).
+func contentFloor(c mcp.Content) int {
+	switch c := c.(type) {
+	case *mcp.TextContent:
+		return 2 + len(c.Text)
+	case *mcp.ImageContent:
+		return 2 + base64.StdEncoding.EncodedLen(len(c.Data))
+	case *mcp.AudioContent:
+		return 2 + base64.StdEncoding.EncodedLen(len(c.Data))
+	case *mcp.EmbeddedResource:
+		if r := c.Resource; r != nil {
+			return 2 + len(r.Text) + base64.StdEncoding.EncodedLen(len(r.Blob))
+		}
+	}
+	return 0
+}
+
+// resultFloor is a lower bound of the length of json.Marshal(res).
+func resultFloor(res *mcp.CallToolResult) int {
+	n := 0
+	for _, c := range res.Content {
+		n += contentFloor(c)
+	}
+	return n
 }
 
 // JSON size bounds of a result's fixed parts: the envelope (braces, field

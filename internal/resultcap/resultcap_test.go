@@ -5,8 +5,10 @@ package resultcap
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -116,4 +118,106 @@ func TestCap(t *testing.T) {
 	if len(big.Content) != 3 || big.StructuredContent == nil {
 		t.Error("Cap modified its argument")
 	}
+}
+
+// TestHardLimit: four times the cap, never under 4 MiB, and no overflow.
+func TestHardLimit(t *testing.T) {
+	for _, tc := range []struct{ max, want int }{
+		{1, 4 << 20},
+		{4096, 4 << 20},
+		{1 << 20, 4 << 20},
+		{3 << 20, 12 << 20},
+		{math.MaxInt / 2, math.MaxInt},
+	} {
+		if got := HardLimit(tc.max); got != tc.want {
+			t.Errorf("HardLimit(%d) = %d, want %d", tc.max, got, tc.want)
+		}
+	}
+}
+
+// TestCapSkipsEncoding: a part whose text alone is over the cap is cut
+// without being encoded, and so is a result whose text is: capping a 4 MiB
+// text to 1 MiB allocates almost nothing, where encoding it would allocate
+// several times its size.
+func TestCapSkipsEncoding(t *testing.T) {
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", 4<<20)}}}
+	var got *mcp.CallToolResult
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	got = Cap(res, 1<<20)
+	runtime.ReadMemStats(&after)
+	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > 64<<10 {
+		t.Errorf("capping a 4 MiB text allocated %d KiB", allocated>>10)
+	}
+	if b, _ := json.Marshal(got); len(b) > 1<<20 || len(got.Content) != 2 {
+		t.Errorf("capped to %d bytes, %d parts", len(b), len(got.Content))
+	}
+}
+
+// TestCapAsEncoding: Cap decides on random results and caps as it would by
+// encoding every result and part it considers.
+func TestCapAsEncoding(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 3000 {
+		res := &mcp.CallToolResult{}
+		for range r.IntN(5) {
+			switch r.IntN(3) {
+			case 0:
+				res.Content = append(res.Content, &mcp.TextContent{Text: strings.Repeat("é<", r.IntN(600))})
+			case 1:
+				res.Content = append(res.Content, &mcp.ImageContent{Data: make([]byte, r.IntN(900)), MIMEType: "image/png"})
+			case 2:
+				res.Content = append(res.Content, &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///x", Text: strings.Repeat("y", r.IntN(900))}})
+			}
+		}
+		if r.IntN(2) == 0 {
+			res.StructuredContent = jsonrand.Value(r, 0)
+		}
+		max := 300 + r.IntN(3000)
+		got, _ := json.Marshal(Cap(res, max))
+		want, _ := json.Marshal(capByEncoding(res, max))
+		if string(got) != string(want) {
+			t.Fatalf("cap %d:\n got %s\nwant %s", max, got, want)
+		}
+	}
+}
+
+// capByEncoding is Cap as it was before it skipped encoding what cannot
+// fit.
+func capByEncoding(res *mcp.CallToolResult, max int) *mcp.CallToolResult {
+	if b, err := json.Marshal(res); err == nil && len(b) <= max {
+		return res
+	}
+	out := &mcp.CallToolResult{Meta: res.Meta, IsError: res.IsError}
+	budget := max - 256
+	omitted := 0
+	for _, c := range res.Content {
+		b, err := json.Marshal(c)
+		if err != nil {
+			omitted++
+			continue
+		}
+		if len(b) <= budget {
+			out.Content = append(out.Content, c)
+			budget -= len(b)
+			continue
+		}
+		if t, ok := c.(*mcp.TextContent); ok && budget > 64 {
+			out.Content = append(out.Content, &mcp.TextContent{Text: cutUTF8(t.Text, budget-64), Annotations: t.Annotations})
+			budget = 0
+			continue
+		}
+		omitted++
+	}
+	if res.StructuredContent != nil {
+		if b, err := json.Marshal(res.StructuredContent); err == nil && len(b) <= budget {
+			out.StructuredContent = res.StructuredContent
+		} else {
+			omitted++
+		}
+	}
+	out.Content = append(out.Content, &mcp.TextContent{Text: fmt.Sprintf(
+		"[heddle: the result was larger than max_result_bytes (%d) and was cut; %d part(s) omitted]", max, omitted)})
+	return out
 }

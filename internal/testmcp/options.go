@@ -101,6 +101,12 @@ type Options struct {
 	// which negotiate 2025-11-25).
 	Stateless bool
 
+	// JSONResponse answers each Streamable HTTP request with one
+	// application/json body rather than an event stream: go-sdk's
+	// StreamableHTTPOptions.JSONResponse. It has no effect on stdio,
+	// in-memory or SSE. Default: false (event streams).
+	JSONResponse bool
+
 	// Logger receives the server's own log lines (and go-sdk's). It is not a
 	// flag: the heddle-testmcp binary logs to stderr. Default: nil, discard.
 	Logger *slog.Logger
@@ -124,6 +130,7 @@ const (
 	FlagOversizedBytes   = "oversized-bytes"
 	FlagGarbageOnStdout  = "garbage-on-stdout"
 	FlagStateless        = "stateless"
+	FlagJSONResponse     = "json-response"
 )
 
 // RegisterFlags defines one flag per [Options] field (Logger aside) on fs and
@@ -147,6 +154,7 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.IntVar(&o.OversizedBytes, FlagOversizedBytes, 0, "default size in `bytes` of the big tool's text (0: 1 MiB)")
 	fs.BoolVar(&o.GarbageOnStdout, FlagGarbageOnStdout, false, "stdio: write a non-JSON line to stdout before serving")
 	fs.BoolVar(&o.Stateless, FlagStateless, false, "Streamable HTTP: serve without sessions (2026-07-28 protocol era)")
+	fs.BoolVar(&o.JSONResponse, FlagJSONResponse, false, "Streamable HTTP: answer with application/json bodies rather than event streams")
 	return o
 }
 
@@ -203,6 +211,9 @@ func (o *Options) Args() []string {
 	}
 	if o.Stateless {
 		add(FlagStateless, "true")
+	}
+	if o.JSONResponse {
+		add(FlagJSONResponse, "true")
 	}
 	return args
 }

@@ -43,7 +43,8 @@ func ServeStdio(ctx context.Context, opts *Options) error {
 
 // Handler returns an HTTP handler serving one in-process server (see
 // [NewServer]) at two paths: Streamable HTTP at /mcp (stateless when
-// [Options.Stateless] is set) and legacy SSE at /sse. Sessions of both share
+// [Options.Stateless] is set, answering with JSON bodies when
+// [Options.JSONResponse] is) and legacy SSE at /sse. Sessions of both share
 // the server, so a tool added by add_tool on one is seen by all.
 //
 // DNS-rebinding protection is off: the handler is a test fixture, and tests
@@ -57,6 +58,7 @@ func (s *server) handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(StreamablePath, mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 		Stateless:                    s.opts.Stateless,
+		JSONResponse:                 s.opts.JSONResponse,
 		DisableLocalhostProtection:   true,
 		PropagateRequestCancellation: true,
 		Logger:                       s.log,

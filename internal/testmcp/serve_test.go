@@ -3,12 +3,17 @@ package testmcp
 import (
 	"context"
 	"flag"
+	"mime"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestProtocolVersions(t *testing.T) {
@@ -49,6 +54,7 @@ func TestOptionsArgsRoundTrip(t *testing.T) {
 			OversizedBytes:   4096,
 			GarbageOnStdout:  true,
 			Stateless:        true,
+			JSONResponse:     true,
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -92,4 +98,49 @@ func TestListenAndServeRefusesOtherHosts(t *testing.T) {
 			t.Errorf("ListenAndServe(%q): %v", addr, err)
 		}
 	}
+}
+
+// TestJSONResponse: with JSONResponse, a Streamable HTTP call is answered
+// with one application/json body; without it, with an event stream.
+func TestJSONResponse(t *testing.T) {
+	for _, tc := range []struct {
+		json bool
+		want string
+	}{{true, "application/json"}, {false, "text/event-stream"}} {
+		ts := httptest.NewServer(Handler(&Options{JSONResponse: tc.json}))
+		t.Cleanup(ts.Close)
+		seen := &contentTypes{next: &http.Transport{}}
+		t.Cleanup(seen.next.(*http.Transport).CloseIdleConnections)
+		cs := connectTransport(t, &mcp.StreamableClientTransport{Endpoint: ts.URL + StreamablePath, HTTPClient: &http.Client{Transport: seen}}, nil)
+		if got := text(call(t, cs, "echo", map[string]any{"text": "hi"})); got != "hi" {
+			t.Errorf("JSONResponse %v: echo = %q", tc.json, got)
+		}
+		if got := seen.last(); got != tc.want {
+			t.Errorf("JSONResponse %v: a call was answered with %q, want %q", tc.json, got, tc.want)
+		}
+	}
+}
+
+// contentTypes records the media type of the last answer to a POST.
+type contentTypes struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	ct   string
+}
+
+func (c *contentTypes) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := c.next.RoundTrip(req)
+	if err == nil && req.Method == http.MethodPost && resp.StatusCode == http.StatusOK {
+		mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		c.mu.Lock()
+		c.ct = mt
+		c.mu.Unlock()
+	}
+	return resp, err
+}
+
+func (c *contentTypes) last() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.ct
 }

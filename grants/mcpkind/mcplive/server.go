@@ -18,8 +18,10 @@ import (
 	"github.com/heddlehq/heddle/auth/authlive"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants/mcpkind"
+	"github.com/heddlehq/heddle/internal/bodylimit"
 	"github.com/heddlehq/heddle/internal/childproc"
 	"github.com/heddlehq/heddle/internal/mcpstdio"
+	"github.com/heddlehq/heddle/internal/resultcap"
 	"github.com/heddlehq/heddle/internal/sseconn"
 	"github.com/heddlehq/heddle/runtime"
 )
@@ -126,16 +128,17 @@ func (s *server) transport() (mcp.Transport, *attempt) {
 	if s.inst.env.Dial != nil {
 		return s.inst.env.Dial(s.name), at
 	}
+	limit := resultcap.HardLimit(s.spec.MaxResultBytes) // a larger message is refused as it is read
 	switch s.spec.Transport {
 	case "stdio":
 		at.mark = s.stderr.Mark()
 		at.cmd = childproc.Command(s.spec.Command, s.spec.Args, s.env, s.spec.Dir, s.stderr)
-		at.stdio = &keepConn{Transport: mcpstdio.NewTransport(at.cmd, &mcpstdio.Options{Terminate: 2 * time.Second})}
+		at.stdio = &keepConn{Transport: mcpstdio.NewTransport(at.cmd, &mcpstdio.Options{Terminate: 2 * time.Second, MaxMessageBytes: limit})}
 		return at.stdio, at
 	case "sse":
-		return sseconn.NewTransport(&mcp.SSEClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient(at)}), at
+		return sseconn.NewTransport(&mcp.SSEClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient(at, limit), MaxEventSize: bodylimit.EventSize(limit)}), at
 	}
-	t := &mcp.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient(at), MaxRetries: 3}
+	t := &mcp.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient(at, limit), MaxRetries: 3, MaxEventSize: bodylimit.EventSize(limit)}
 	if o, ok := s.strat.(authlive.OAuthStrategy); ok {
 		t.OAuthHandler = o.OAuthHandler() // go-sdk sets the token; on 401/403 one Authorize, one retry
 	}
@@ -143,9 +146,12 @@ func (s *server) transport() (mcp.Transport, *attempt) {
 }
 
 // httpClient is the HTTP client of one connection attempt: the server's
-// transport, its strategy's credentials, and a watch on the statuses it
-// answers.
-func (s *server) httpClient(at *attempt) *http.Client {
+// transport, its strategy's credentials, a watch on the statuses it
+// answers, and, outermost, the bound of what go-sdk reads of each answer
+// (bodylimit: go-sdk's clients read a body whole; the bound hands them one
+// that holds no message over limit, and refuses the call such a message
+// answers).
+func (s *server) httpClient(at *attempt, limit int) *http.Client {
 	var rt http.RoundTripper = s.httpT
 	if s.inst.env.HTTPTransport != nil {
 		rt = s.inst.env.HTTPTransport
@@ -154,7 +160,7 @@ func (s *server) httpClient(at *attempt) *http.Client {
 		rt = s.strat.Wrap(rt)
 	}
 	at.status = &statusWatch{next: rt}
-	return &http.Client{Transport: at.status, CheckRedirect: sameOrigin}
+	return &http.Client{Transport: bodylimit.Transport(at.status, limit), CheckRedirect: sameOrigin}
 }
 
 // sameOrigin refuses a redirect to another origin: the strategy would add

@@ -12,6 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/internal/msglimit"
+	"github.com/heddlehq/heddle/internal/resultcap"
 	"github.com/heddlehq/heddle/runtime"
 )
 
@@ -224,6 +226,9 @@ func (m *source) call(ctx context.Context, t *mcp.Tool, args map[string]any) (*m
 		if err == nil {
 			return res, nil
 		}
+		if limit, ok := msglimit.Refused(err); ok && ctx.Err() == nil {
+			return nil, m.tooLarge(t, limit) // the session is fine: nothing to retry
+		}
 		switch classify(ctx, err) {
 		case failCtx:
 			return nil, ctx.Err()
@@ -260,6 +265,14 @@ func (m *source) call(ctx context.Context, t *mcp.Tool, args map[string]any) (*m
 			return nil, diag.Wrap(diag.ToolUnavailable, err, "the connection to server %s broke during the call, which may or may not have run; reconnecting", m.srv.name)
 		}
 	}
+}
+
+// tooLarge is the error of a call whose answer was over the server's hard
+// limit, and was refused by the transport as it was read.
+func (m *source) tooLarge(t *mcp.Tool, limit int) error {
+	return diag.New(diag.ResultTooLarge,
+		"the result of %s from server %s was larger than its hard limit of %d bytes (%d × max_result_bytes, at least %d MiB) and was not read; ask the tool for less",
+		t.Name, m.srv.name, limit, resultcap.HardLimitFactor, resultcap.MinHardLimit>>20)
 }
 
 var (
