@@ -96,11 +96,36 @@ func parsePrefix(s string) (netip.Prefix, error) {
 func (t *trustedHeaders) Authenticate(r *http.Request) (heddle.Identity, error) {
 	ap, err := netip.ParseAddrPort(r.RemoteAddr)
 	if err != nil || !t.trusted(ap.Addr().Unmap()) {
-		return heddle.Identity{}, diag.New(diag.Forbidden, "identity headers are believed only from the proxies of serve.auth.proxies, and this request came from elsewhere")
+		if hasIdentityHeaders(r.Header) {
+			return heddle.Identity{}, diag.New(diag.Forbidden, "identity headers are believed only from the proxies of serve.auth.proxies, and this request came from elsewhere")
+		}
+		return heddle.Identity{}, diag.New(diag.Unauthenticated, "callers are authenticated by the proxies of serve.auth.proxies, and this request came from elsewhere: call the worker through its proxy")
+	}
+	// A proxy that adds its identity headers to a client's, instead of
+	// replacing them, would let the client's come first: refuse both.
+	for _, name := range []string{"X-Heddle-Subject", "X-Heddle-Roles"} {
+		if len(r.Header.Values(name)) > 1 {
+			return heddle.Identity{}, diag.New(diag.Forbidden, "%s is sent more than once: the proxy must replace a client's X-Heddle-* headers, not add to them", name)
+		}
+	}
+	for k, vs := range r.Header {
+		if strings.HasPrefix(k, claimPrefix) && len(vs) > 1 {
+			return heddle.Identity{}, diag.New(diag.Forbidden, "%s is sent more than once: the proxy must replace a client's X-Heddle-* headers, not add to them", k)
+		}
 	}
 	// The proxy authenticated the caller; what it sends is who the caller
 	// is (no header: anonymous).
 	return callerFromHeaders(r.Header), nil
+}
+
+// hasIdentityHeaders reports whether h holds an X-Heddle-* identity header.
+func hasIdentityHeaders(h http.Header) bool {
+	for k := range h {
+		if k == "X-Heddle-Subject" || k == "X-Heddle-Roles" || strings.HasPrefix(k, claimPrefix) {
+			return true
+		}
+	}
+	return false
 }
 
 func (t *trustedHeaders) trusted(a netip.Addr) bool {
@@ -114,6 +139,9 @@ func (t *trustedHeaders) trusted(a netip.Addr) bool {
 
 func (t *trustedHeaders) Challenge() string { return `Bearer realm="heddle"` }
 
+// claimPrefix begins the header of one identity claim, X-Heddle-Claim-NAME.
+const claimPrefix = "X-Heddle-Claim-"
+
 // callerFromHeaders reads X-Heddle-Subject, X-Heddle-Roles
 // (comma-separated) and X-Heddle-Claim-NAME.
 func callerFromHeaders(h http.Header) heddle.Identity {
@@ -123,7 +151,6 @@ func callerFromHeaders(h http.Header) heddle.Identity {
 			c.Roles = append(c.Roles, r)
 		}
 	}
-	const claimPrefix = "X-Heddle-Claim-"
 	for k, vs := range h {
 		if name, ok := strings.CutPrefix(k, claimPrefix); ok && name != "" && len(vs) > 0 {
 			if c.Claims == nil {
