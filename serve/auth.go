@@ -12,6 +12,8 @@ import (
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/plan"
+	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/secrets"
 )
 
 // An Authenticator says who sent a request, from what the request carries.
@@ -39,8 +41,29 @@ func newAuthenticator(ctx context.Context, a *plan.ServeAuth, opts *Options, log
 		return none{}, nil
 	case config.ServeAuthTrustedHeaders:
 		return newTrustedHeaders(a)
+	case config.ServeAuthTokens:
+		return newTokens(ctx, a, opts.Secrets, log)
 	}
 	return nil, diag.New(diag.ServeAuthInvalid, "serve.auth kind %s is not available in this build", a.Kind)
+}
+
+// authOptions is opts with the defaults newAuthenticator relies on: the
+// secrets resolver of rt's plan, built as the runtime builds its own.
+func authOptions(rt *runtime.Runtime, opts *Options) *Options {
+	o := *opts
+	if o.Secrets == nil {
+		o.Secrets = secrets.New(secrets.Options{Dir: rt.Plan().Secrets.Dir})
+	}
+	return &o
+}
+
+// metricsHandler is h, behind serve.auth when serve.auth.metrics says
+// /metrics needs a caller too.
+func (s *Server) metricsHandler(h http.Handler) http.Handler {
+	if s.cfg.Auth == nil || !s.cfg.Auth.Metrics {
+		return h
+	}
+	return s.authenticated(h.ServeHTTP)
 }
 
 // loopback reports whether addr is a loopback address.
@@ -57,13 +80,13 @@ func (unset) Authenticate(*http.Request) (heddle.Identity, error) {
 	return heddle.Identity{}, diag.New(diag.Unauthenticated, "serve.auth is not set: this worker accepts no caller yet; set serve.auth (kind none allows every caller on loopback, for development)")
 }
 
-func (unset) Challenge() string { return `Bearer realm="heddle"` }
+func (unset) Challenge() string { return realm }
 
 // none accepts every caller, as nobody.
 type none struct{}
 
 func (none) Authenticate(*http.Request) (heddle.Identity, error) { return heddle.Identity{}, nil }
-func (none) Challenge() string                                   { return `Bearer realm="heddle"` }
+func (none) Challenge() string                                   { return realm }
 
 // trustedHeaders believes the X-Heddle-* headers of requests from its
 // proxies, and refuses them from anywhere else.
@@ -137,7 +160,7 @@ func (t *trustedHeaders) trusted(a netip.Addr) bool {
 	return false
 }
 
-func (t *trustedHeaders) Challenge() string { return `Bearer realm="heddle"` }
+func (t *trustedHeaders) Challenge() string { return realm }
 
 // claimPrefix begins the header of one identity claim, X-Heddle-Claim-NAME.
 const claimPrefix = "X-Heddle-Claim-"
