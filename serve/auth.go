@@ -43,6 +43,8 @@ func newAuthenticator(ctx context.Context, a *plan.ServeAuth, opts *Options, log
 		return newTrustedHeaders(a)
 	case config.ServeAuthTokens:
 		return newTokens(ctx, a, opts.Secrets, log)
+	case config.ServeAuthJWT:
+		return newJWT(ctx, a, opts, log)
 	}
 	return nil, diag.New(diag.ServeAuthInvalid, "serve.auth kind %s is not available in this build", a.Kind)
 }
