@@ -42,7 +42,7 @@ type testIssuer struct {
 	discovery map[string]any // nil: the issuer's own
 }
 
-func newTestIssuer(t *testing.T, keys ...jose.JSONWebKey) *testIssuer {
+func newTestIssuer(t testing.TB, keys ...jose.JSONWebKey) *testIssuer {
 	t.Helper()
 	iss := &testIssuer{published: keys}
 	mux := http.NewServeMux()
@@ -85,7 +85,7 @@ type signingKey struct {
 	priv crypto.Signer
 }
 
-func newRSAKey(t *testing.T, kid string) signingKey {
+func newRSAKey(t testing.TB, kid string) signingKey {
 	t.Helper()
 	k, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -109,7 +109,7 @@ func (k signingKey) public() jose.JSONWebKey {
 }
 
 // sign returns claims signed by k with alg (k's own when empty).
-func (k signingKey) sign(t *testing.T, alg jose.SignatureAlgorithm, claims map[string]any) string {
+func (k signingKey) sign(t testing.TB, alg jose.SignatureAlgorithm, claims map[string]any) string {
 	t.Helper()
 	if alg == "" {
 		alg = k.alg
@@ -142,7 +142,7 @@ func claimsOf(iss string, edits map[string]any) map[string]any {
 }
 
 // unsigned is a token with alg none: a header and claims, no signature.
-func unsigned(t *testing.T, kid string, claims map[string]any) string {
+func unsigned(t testing.TB, kid string, claims map[string]any) string {
 	t.Helper()
 	enc := func(v any) string {
 		b, err := json.Marshal(v)
@@ -156,7 +156,7 @@ func unsigned(t *testing.T, kid string, claims map[string]any) string {
 
 // hmacWithPublicKey signs claims with HS256, the key being k's public key
 // as PEM: the forgery an HMAC-accepting verifier falls for.
-func hmacWithPublicKey(t *testing.T, k signingKey, claims map[string]any) string {
+func hmacWithPublicKey(t testing.TB, k signingKey, claims map[string]any) string {
 	t.Helper()
 	der, err := x509.MarshalPKIXPublicKey(k.priv.Public())
 	if err != nil {
