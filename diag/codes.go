@@ -71,9 +71,10 @@ const (
 
 // Start-up codes added after the first release.
 const (
-	MCPAuthRejected Code = "MCP_AUTH_REJECTED"
-	LockInvalid     Code = "LOCK_INVALID"
-	ListenFailed    Code = "LISTEN_FAILED"
+	MCPAuthRejected      Code = "MCP_AUTH_REJECTED"
+	LockInvalid          Code = "LOCK_INVALID"
+	ListenFailed         Code = "LISTEN_FAILED"
+	ServeAuthUnreachable Code = "SERVE_AUTH_UNREACHABLE"
 )
 
 // Call-time codes of serve's HTTP invoke API.

@@ -57,6 +57,20 @@ var requirements = map[string]func() (string, error){
 	"server-filesystem": memo(func() (string, error) {
 		return npmFile("@modelcontextprotocol/server-filesystem/dist/index.js")
 	}),
+	// oidc-provider is integration/oidc/server.mjs, an OpenID provider on
+	// npm's oidc-provider, with its packages installed by setup.sh.
+	"oidc-provider": memo(func() (string, error) {
+		dir, err := filepath.Abs("oidc")
+		if err != nil {
+			return "", err
+		}
+		for _, f := range []string{"node_modules/.heddle-lock.sha256", "node_modules/oidc-provider/package.json"} {
+			if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(f))); err != nil {
+				return "", fmt.Errorf("%s is not installed; run integration/setup.sh", filepath.Join(dir, "node_modules"))
+			}
+		}
+		return filepath.Join(dir, "server.mjs"), nil
+	}),
 	// listen-localhost is the preload that binds node servers to 127.0.0.1.
 	"listen-localhost": memo(func() (string, error) {
 		p, err := filepath.Abs("listen-localhost.cjs")

@@ -18,6 +18,11 @@ import (
 // a server listens (with LISTEN_LOCALHOST_ANNOUNCE=1).
 const announcePrefix = "listen-localhost: listening on "
 
+// ownAnnouncePrefix starts the line a server that binds 127.0.0.1 itself
+// (integration/oidc) writes once it listens; the preload does not announce
+// a bind it leaves alone.
+const ownAnnouncePrefix = "listening http://"
+
 // startNodeHTTP starts a node HTTP server that reads its port from $PORT
 // (server-everything's sse and streamableHttp modes), on 127.0.0.1 and a
 // port the kernel chooses: PORT=0, and the listen-localhost preload binds
@@ -25,6 +30,13 @@ const announcePrefix = "listen-localhost: listening on "
 // server runs in its own process group, which the test kills when it ends;
 // the cleanup fails the test if any process of the group survives.
 func startNodeHTTP(t *testing.T, script string, args ...string) string {
+	t.Helper()
+	return startNodeHTTPEnv(t, nil, script, args...)
+}
+
+// startNodeHTTPEnv is startNodeHTTP with env (NAME=value) added to the
+// server's environment.
+func startNodeHTTPEnv(t *testing.T, env []string, script string, args ...string) string {
 	t.Helper()
 	node := Need(t, "node")
 	preload := Need(t, "listen-localhost")
@@ -36,17 +48,23 @@ func startNodeHTTP(t *testing.T, script string, args ...string) string {
 		"PORT=0",
 		"LISTEN_LOCALHOST_ANNOUNCE=1",
 	}
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Dir = t.TempDir()
 	// Its own group, so the cleanup kills everything it starts; SIGKILL if
 	// the test binary dies first.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	var out lockedBuffer
-	cmd.Stdout = &out
-	stderr, err := cmd.StderrPipe()
+	// stdout and stderr are read as one stream: the preload announces the
+	// address on stderr, a server that binds loopback itself on stdout.
+	output, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout, cmd.Stderr = w, w
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		output.Close()
 		t.Fatalf("starting %s: %v", script, err)
 	}
 	self, _ := readStat(cmd.Process.Pid)
@@ -54,11 +72,16 @@ func startNodeHTTP(t *testing.T, script string, args ...string) string {
 	drained := make(chan struct{})
 	go func() {
 		defer close(drained)
-		sc := bufio.NewScanner(stderr)
+		defer output.Close()
+		sc := bufio.NewScanner(output)
 		for sc.Scan() {
 			line := sc.Text()
 			out.WriteString(line + "\n")
-			if a, ok := strings.CutPrefix(line, announcePrefix); ok {
+			a, ok := strings.CutPrefix(line, announcePrefix)
+			if !ok {
+				a, ok = strings.CutPrefix(line, ownAnnouncePrefix)
+			}
+			if ok {
 				select {
 				case addrc <- a:
 				default:

@@ -12,6 +12,8 @@ import (
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/plan"
+	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/secrets"
 )
 
 // An Authenticator says who sent a request, from what the request carries.
@@ -39,8 +41,31 @@ func newAuthenticator(ctx context.Context, a *plan.ServeAuth, opts *Options, log
 		return none{}, nil
 	case config.ServeAuthTrustedHeaders:
 		return newTrustedHeaders(a)
+	case config.ServeAuthTokens:
+		return newTokens(ctx, a, opts.Secrets, log)
+	case config.ServeAuthJWT:
+		return newJWT(ctx, a, opts, log)
 	}
 	return nil, diag.New(diag.ServeAuthInvalid, "serve.auth kind %s is not available in this build", a.Kind)
+}
+
+// authOptions is opts with the defaults newAuthenticator relies on: the
+// secrets resolver of rt's plan, built as the runtime builds its own.
+func authOptions(rt *runtime.Runtime, opts *Options) *Options {
+	o := *opts
+	if o.Secrets == nil {
+		o.Secrets = secrets.New(secrets.Options{Dir: rt.Plan().Secrets.Dir})
+	}
+	return &o
+}
+
+// metricsHandler is h, behind serve.auth when serve.auth.metrics says
+// /metrics needs a caller too.
+func (s *Server) metricsHandler(h http.Handler) http.Handler {
+	if s.cfg.Auth == nil || !s.cfg.Auth.Metrics {
+		return h
+	}
+	return s.authenticated(h.ServeHTTP)
 }
 
 // loopback reports whether addr is a loopback address.
@@ -57,13 +82,13 @@ func (unset) Authenticate(*http.Request) (heddle.Identity, error) {
 	return heddle.Identity{}, diag.New(diag.Unauthenticated, "serve.auth is not set: this worker accepts no caller yet; set serve.auth (kind none allows every caller on loopback, for development)")
 }
 
-func (unset) Challenge() string { return `Bearer realm="heddle"` }
+func (unset) Challenge() string { return realm }
 
 // none accepts every caller, as nobody.
 type none struct{}
 
 func (none) Authenticate(*http.Request) (heddle.Identity, error) { return heddle.Identity{}, nil }
-func (none) Challenge() string                                   { return `Bearer realm="heddle"` }
+func (none) Challenge() string                                   { return realm }
 
 // trustedHeaders believes the X-Heddle-* headers of requests from its
 // proxies, and refuses them from anywhere else.
@@ -96,11 +121,36 @@ func parsePrefix(s string) (netip.Prefix, error) {
 func (t *trustedHeaders) Authenticate(r *http.Request) (heddle.Identity, error) {
 	ap, err := netip.ParseAddrPort(r.RemoteAddr)
 	if err != nil || !t.trusted(ap.Addr().Unmap()) {
-		return heddle.Identity{}, diag.New(diag.Forbidden, "identity headers are believed only from the proxies of serve.auth.proxies, and this request came from elsewhere")
+		if hasIdentityHeaders(r.Header) {
+			return heddle.Identity{}, diag.New(diag.Forbidden, "identity headers are believed only from the proxies of serve.auth.proxies, and this request came from elsewhere")
+		}
+		return heddle.Identity{}, diag.New(diag.Unauthenticated, "callers are authenticated by the proxies of serve.auth.proxies, and this request came from elsewhere: call the worker through its proxy")
+	}
+	// A proxy that adds its identity headers to a client's, instead of
+	// replacing them, would let the client's come first: refuse both.
+	for _, name := range []string{"X-Heddle-Subject", "X-Heddle-Roles"} {
+		if len(r.Header.Values(name)) > 1 {
+			return heddle.Identity{}, diag.New(diag.Forbidden, "%s is sent more than once: the proxy must replace a client's X-Heddle-* headers, not add to them", name)
+		}
+	}
+	for k, vs := range r.Header {
+		if strings.HasPrefix(k, claimPrefix) && len(vs) > 1 {
+			return heddle.Identity{}, diag.New(diag.Forbidden, "%s is sent more than once: the proxy must replace a client's X-Heddle-* headers, not add to them", k)
+		}
 	}
 	// The proxy authenticated the caller; what it sends is who the caller
 	// is (no header: anonymous).
 	return callerFromHeaders(r.Header), nil
+}
+
+// hasIdentityHeaders reports whether h holds an X-Heddle-* identity header.
+func hasIdentityHeaders(h http.Header) bool {
+	for k := range h {
+		if k == "X-Heddle-Subject" || k == "X-Heddle-Roles" || strings.HasPrefix(k, claimPrefix) {
+			return true
+		}
+	}
+	return false
 }
 
 func (t *trustedHeaders) trusted(a netip.Addr) bool {
@@ -112,7 +162,10 @@ func (t *trustedHeaders) trusted(a netip.Addr) bool {
 	return false
 }
 
-func (t *trustedHeaders) Challenge() string { return `Bearer realm="heddle"` }
+func (t *trustedHeaders) Challenge() string { return realm }
+
+// claimPrefix begins the header of one identity claim, X-Heddle-Claim-NAME.
+const claimPrefix = "X-Heddle-Claim-"
 
 // callerFromHeaders reads X-Heddle-Subject, X-Heddle-Roles
 // (comma-separated) and X-Heddle-Claim-NAME.
@@ -123,7 +176,6 @@ func callerFromHeaders(h http.Header) heddle.Identity {
 			c.Roles = append(c.Roles, r)
 		}
 	}
-	const claimPrefix = "X-Heddle-Claim-"
 	for k, vs := range h {
 		if name, ok := strings.CutPrefix(k, claimPrefix); ok && name != "" && len(vs) > 0 {
 			if c.Claims == nil {

@@ -54,3 +54,29 @@ func TestTrustedHeaders(t *testing.T) {
 		}
 	}
 }
+
+// TestTrustedHeadersFromElsewhere: a request from outside the proxies
+// without identity headers has no credential (401); one a proxy sent with
+// an identity header twice — the client's and the proxy's — is refused 403
+// rather than read as either.
+func TestTrustedHeadersFromElsewhere(t *testing.T) {
+	a, err := newTrustedHeaders(&plan.ServeAuth{Kind: "trusted_headers", Proxies: []string{"10.0.0.0/8"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest("GET", "/v1/agents/a/tools", nil)
+	r.RemoteAddr = "192.168.1.8:80"
+	r.Header.Set("Authorization", "Bearer whatever")
+	if _, err := a.Authenticate(r); !diag.Has(err, diag.Unauthenticated) {
+		t.Errorf("from elsewhere without identity headers: %v, want UNAUTHENTICATED", err)
+	}
+	for _, name := range []string{"X-Heddle-Subject", "X-Heddle-Roles", "X-Heddle-Claim-Tenant"} {
+		r := httptest.NewRequest("GET", "/v1/agents/a/tools", nil)
+		r.RemoteAddr = "10.0.0.1:80"
+		r.Header.Add(name, "mallory")
+		r.Header.Add(name, "alice")
+		if id, err := a.Authenticate(r); !diag.Has(err, diag.Forbidden) {
+			t.Errorf("%s twice from a proxy: %+v, %v, want FORBIDDEN", name, id, err)
+		}
+	}
+}

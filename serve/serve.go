@@ -71,14 +71,14 @@ func New(ctx context.Context, rt *runtime.Runtime, opts *Options) (*Server, erro
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{rt: rt, cfg: rt.Plan().Serve, log: log, mux: http.NewServeMux()}
-	a, err := newAuthenticator(ctx, s.cfg.Auth, opts, log)
+	a, err := newAuthenticator(ctx, s.cfg.Auth, authOptions(rt, opts), log)
 	if err != nil {
 		return nil, err
 	}
 	s.auth = a
 	health.Register(s.mux, rt)
 	if opts.Metrics != nil {
-		s.mux.Handle("GET /metrics", opts.Metrics.Handler(rt))
+		s.mux.Handle("GET /metrics", s.metricsHandler(opts.Metrics.Handler(rt)))
 	}
 	s.mux.HandleFunc("GET /v1/agents/{agent}/tools", s.authenticated(s.listTools))
 	s.mux.HandleFunc("POST /v1/agents/{agent}/tools/{tool}", s.authenticated(s.call))
@@ -95,7 +95,7 @@ func (s *Server) authenticated(h http.HandlerFunc) http.HandlerFunc {
 		id, err := s.auth.Authenticate(r)
 		if err != nil {
 			if diag.Has(err, diag.Unauthenticated) {
-				w.Header().Set("WWW-Authenticate", s.auth.Challenge())
+				w.Header().Set("WWW-Authenticate", challenge(s.auth, err))
 				Error(w, http.StatusUnauthorized, err)
 				return
 			}
