@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -43,6 +44,7 @@ type server struct {
 	mu         sync.Mutex
 	sess       *mcp.ClientSession
 	cmd        *exec.Cmd
+	statuses   *statusWatch  // the HTTP statuses sess was answered with; nil for stdio
 	state      runtime.State // ready only with a session over which the tools were listed
 	since      time.Time     // when state last changed
 	code       diag.Code     // why the server is not ready
@@ -201,7 +203,7 @@ func (s *server) connect(ctx context.Context) error {
 	s.attempt = ch // the state stays as it is (connecting at first, down after a failure) until this ends
 	s.mu.Unlock()
 
-	sess, cmd, err := s.dial(ctx)
+	sess, cmd, at, err := s.dial(ctx)
 
 	s.mu.Lock()
 	s.attempt = nil
@@ -217,16 +219,19 @@ func (s *server) connect(ctx context.Context) error {
 		return err
 	}
 	old, oldCmd := s.sess, s.cmd
-	s.sess, s.cmd = sess, cmd
+	s.sess, s.cmd, s.statuses = sess, cmd, at.status
 	s.wg.Add(1)
 	s.mu.Unlock()
 	closeSession(old, oldCmd)
+	if at.status != nil {
+		at.status.onLost(func(err error) { s.broken(sess, err) })
+	}
 	go s.watch(sess)
 	return nil
 }
 
 // dial makes one connection attempt. Its error is coded and says why.
-func (s *server) dial(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, error) {
+func (s *server) dial(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, *attempt, error) {
 	t, at := s.transport()
 	var opts *mcp.ClientSessionOptions
 	if v := s.spec.ProtocolVersion; v != "" && v != "auto" {
@@ -235,9 +240,9 @@ func (s *server) dial(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, error
 	sess, err := s.client.Connect(ctx, t, opts)
 	if err != nil {
 		childproc.KillGroup(at.cmd)
-		return nil, nil, s.connectError(ctx, err, at)
+		return nil, nil, at, s.connectError(ctx, err, at)
 	}
-	return sess, at.cmd, nil
+	return sess, at.cmd, at, nil
 }
 
 // connectedErr reports whether the server has a session, after a connect
@@ -311,7 +316,7 @@ func (s *server) broken(sess *mcp.ClientSession, err error) {
 		return
 	}
 	cmd := s.cmd
-	s.sess, s.cmd = nil, nil
+	s.sess, s.cmd, s.statuses = nil, nil, nil
 	s.setDown(diag.Wrap(diag.ToolUnavailable, err, "server %s lost its connection; reconnecting", s.name), err)
 	s.mu.Unlock()
 	s.log.Warn("server connection lost", "server", s.name, "code", diag.ToolUnavailable)
@@ -369,6 +374,19 @@ func (s *server) reconnect(ctx context.Context) error {
 	}
 	s.inst.reconnected(s)
 	return nil
+}
+
+// goneStatus is the 502 or 503 that sess was answered with just now (within
+// a second), or 0: see classify.
+func (s *server) goneStatus(sess *mcp.ClientSession) int {
+	s.mu.Lock()
+	w := s.statuses
+	current := s.sess == sess
+	s.mu.Unlock()
+	if !current {
+		return 0
+	}
+	return w.goneWithin(time.Second)
 }
 
 // connected reports a server with a session.
@@ -636,16 +654,25 @@ const (
 	failCtx         failure = iota // the caller's context ended
 	failNotSent                    // the request cannot have reached the server
 	failUnreachable                // the server cannot be reached: refused, DNS, TLS, a dial timeout
-	failBroken                     // the connection broke; the request may have run
-	failTransient                  // an HTTP error status or a network failure past the dial; the session survives
+	failBroken                     // the connection broke (EOF, reset); the request may have run
+	failGone                       // answered 502 or 503: the server cannot be reached behind its address; it may have run
+	failTransient                  // an HTTP error status the server itself answered; the session survives
 	failProtocol                   // the server answered with a JSON-RPC error
 )
 
 // classify sorts an error of a session call, in the order the SDK's
-// behaviour makes reliable. go-sdk wraps a failure of the HTTP client in
+// behaviour makes reliable; status is a 502 or 503 the session was answered
+// with just now, or 0. go-sdk wraps a failure of the HTTP client in
 // jsonrpc2.ErrRejected (code -32005) whatever it was, so a request that
-// could not even be dialed is told apart by its cause before that code.
-func classify(ctx context.Context, err error) failure {
+// could not even be dialed, or whose connection was reset, is told apart by
+// its cause before that code.
+//
+// A 502 Bad Gateway or 503 Service Unavailable says that the server cannot
+// be reached behind whatever answered (or that it cannot serve at all): it
+// is a connection failure. Any other status is the server's own answer —
+// a 500 may be one tool's failure, a 504 a slow tool behind a proxy — and
+// leaves it up.
+func classify(ctx context.Context, err error, status int) failure {
 	var rpcErr *jsonrpc.Error
 	switch {
 	case ctx.Err() != nil:
@@ -654,11 +681,13 @@ func classify(ctx context.Context, err error) failure {
 		return failNotSent
 	case dialFailed(err):
 		return failUnreachable
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
 		return failBroken
-	case errors.As(err, &rpcErr) && rpcErr.Code == -32005:
+	case errors.As(err, &rpcErr) && rpcErr.Code == codeRejected && (status == http.StatusBadGateway || status == http.StatusServiceUnavailable):
+		return failGone
+	case errors.As(err, &rpcErr) && rpcErr.Code == codeRejected:
 		return failTransient
-	case errors.As(err, &rpcErr) && rpcErr.Code != -32003 && rpcErr.Code != -32004:
+	case errors.As(err, &rpcErr) && rpcErr.Code != codeClientClosing && rpcErr.Code != codeServerClosing:
 		return failProtocol
 	}
 	return failBroken
@@ -670,8 +699,8 @@ func isBroken(err error) bool {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return false // the caller gave up; the session is fine
 	}
-	f := classify(context.Background(), err)
-	return f == failNotSent || f == failUnreachable || f == failBroken
+	f := classify(context.Background(), err, 0)
+	return f == failNotSent || f == failUnreachable || f == failBroken || f == failGone
 }
 
 // dialFailed reports an error of a request that never left this worker

@@ -2,6 +2,7 @@ package mcplive
 
 import (
 	"context"
+	"net/http"
 	"path"
 	"slices"
 	"strconv"
@@ -205,12 +206,13 @@ func onProgress(tok string, f func(runtime.Progress)) (unregister func()) {
 func newProgressToken() string { return "heddle-" + strconv.FormatUint(progressSeq.Add(1), 10) }
 
 // call sends one tools/call over the shared session. A server that is not
-// ready is re-checked first (session). A request whose connection failed
-// makes the server down at once; one that cannot have reached the server is
-// sent once more if the re-check brings the server back, and so is any
-// request to a tool marked read-only or idempotent (the operator's
-// read_only_tools/idempotent_tools override the server's hints); any other
-// request whose connection broke is reported, not repeated.
+// ready is re-checked first (session). A request whose connection failed —
+// refused, reset, ended, a 502 or 503 — makes the server down at once; one
+// that cannot have reached the server is sent once more if the re-check
+// brings the server back, and so is any request to a tool marked read-only
+// or idempotent (the operator's read_only_tools/idempotent_tools override
+// the server's hints); any other request whose connection broke is
+// reported, not repeated.
 func (m *source) call(ctx context.Context, t *mcp.Tool, args map[string]any) (*mcp.CallToolResult, error) {
 	params := &mcp.CallToolParams{Name: t.Name, Arguments: args}
 	if args == nil {
@@ -235,7 +237,8 @@ func (m *source) call(ctx context.Context, t *mcp.Tool, args map[string]any) (*m
 		if err == nil {
 			return res, nil
 		}
-		switch classify(ctx, err) {
+		status := m.srv.goneStatus(sess)
+		switch classify(ctx, err, status) {
 		case failCtx:
 			return nil, ctx.Err()
 		case failProtocol:
@@ -259,6 +262,12 @@ func (m *source) call(ctx context.Context, t *mcp.Tool, args map[string]any) (*m
 				continue
 			}
 			return nil, diag.Wrap(diag.ToolUnavailable, err, "server %s is unavailable; reconnecting", m.srv.name)
+		case failGone: // whatever answered for the server could not reach it: the tool may have run
+			m.srv.broken(sess, err)
+			if attempt == 0 && resendable(t) && m.srv.recheck(ctx) {
+				continue
+			}
+			return nil, diag.Wrap(diag.ToolUnavailable, err, "server %s answered HTTP %d %s, so the call may or may not have run; reconnecting", m.srv.name, status, http.StatusText(status))
 		default: // the connection broke mid-call: the tool may have run
 			m.srv.broken(sess, err)
 			if attempt == 0 && resendable(t) && m.srv.recheck(ctx) {
