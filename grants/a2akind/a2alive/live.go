@@ -14,7 +14,11 @@
 // is logged, the agent is fetched again in the background with capped,
 // jittered backoff until the runtime closes, and its tool answers
 // TOOL_UNAVAILABLE meanwhile. A call that cannot reach an agent that was up
-// marks it down the same way.
+// — refused, reset, cut off, or a 502 or 503 from a gateway in front of it —
+// marks it down the same way, at once; a 504 (a gateway that gave up
+// waiting) is TRANSPORT_TIMEOUT and leaves it up. A call that finds the
+// agent down has its card fetched now and waits a moment for that, so that
+// an agent that is back serves the call whatever the backoff says.
 //
 // Each grant becomes one tool named after the agent as the deployment names
 // it (ai.a2a_agents.<name>), whose description shows the card's name,
