@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -17,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/health"
 	"github.com/heddlehq/heddle/internal/testmcp"
 	"github.com/heddlehq/heddle/runtime"
 )
@@ -410,6 +413,43 @@ ai:
 		}
 		if names := toolNames(t, ts); !slices.Contains(names, "later") {
 			t.Errorf("tools = %v, want the one added", names)
+		}
+	})
+}
+
+// TestReadyzRechecks: with a required server away long enough for its
+// supervisor's backoff to reach its cap, and no call to find out, /readyz
+// re-checks it: the first probe once it is back answers 200.
+func TestReadyzRechecks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := newFlakyDial(t)
+		rt := openWith(t, `
+ai:
+  startup_timeout_ms: 5000
+  mcp_servers:
+    bad: {transport: stdio, command: $TESTMCP}
+`, map[string]string{"x": `capabilities: [{kind: mcp, server: bad}]`}, runtime.Options{Dial: d.dial})
+		mux := http.NewServeMux()
+		health.Register(mux, rt)
+		probe := func() int {
+			rec := httptest.NewRecorder()
+			mux.ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+			return rec.Code
+		}
+		d.away.Store(true)
+		d.drop()
+		time.Sleep(10 * time.Minute)
+		if code := probe(); code != http.StatusServiceUnavailable {
+			t.Fatalf("/readyz while the server is away: %d", code)
+		}
+		time.Sleep(time.Second)
+		d.away.Store(false)
+		start := time.Now()
+		if code := probe(); code != http.StatusOK {
+			t.Fatalf("/readyz once the server is back: %d, want 200", code)
+		}
+		if waited := time.Since(start); waited > runtime.DefaultBackoffFirst {
+			t.Errorf("the probe waited %v", waited)
 		}
 	})
 }

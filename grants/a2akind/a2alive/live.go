@@ -206,6 +206,18 @@ func (i *instance) Status() []runtime.Dependency {
 	return out
 }
 
+// Recheck has the card of every agent that is down fetched now, and waits,
+// within ctx, until each fetch has ended.
+func (i *instance) Recheck(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, a := range i.agents {
+		if a.endpoint() == nil {
+			wg.Go(func() { _ = a.sup.Recheck(ctx) })
+		}
+	}
+	wg.Wait()
+}
+
 // Close stops the supervisors, waits for them, and releases the agents'
 // strategies and connections. It is idempotent.
 func (i *instance) Close() error {
@@ -235,6 +247,7 @@ func (i *instance) Close() error {
 }
 
 var (
-	_ runtime.Kind     = Kind{}
-	_ runtime.Instance = (*instance)(nil)
+	_ runtime.Kind      = Kind{}
+	_ runtime.Instance  = (*instance)(nil)
+	_ runtime.Rechecker = (*instance)(nil)
 )

@@ -464,6 +464,18 @@ func (i *instance) Status() []runtime.Dependency {
 	return out
 }
 
+// Recheck has the supervisor of every server that is not ready make an
+// attempt now, and waits, within ctx, until each has ended.
+func (i *instance) Recheck(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, s := range i.servers {
+		if s.status().state != runtime.StateReady {
+			wg.Go(func() { _ = s.sup.Recheck(ctx) })
+		}
+	}
+	wg.Wait()
+}
+
 // Pins returns what each opened server offers now, for the lock.
 func (i *instance) Pins() map[string][]*mcp.Tool {
 	out := make(map[string][]*mcp.Tool, len(i.servers))
@@ -492,4 +504,5 @@ var (
 	_ runtime.Instance    = (*instance)(nil)
 	_ runtime.Pinner      = (*instance)(nil)
 	_ runtime.MCPProvider = (*instance)(nil)
+	_ runtime.Rechecker   = (*instance)(nil)
 )

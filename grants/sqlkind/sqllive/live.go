@@ -160,6 +160,19 @@ func (i *instance) Status() []runtime.Dependency {
 	return out
 }
 
+// Recheck has every PostgreSQL source that is down reconnected now, and
+// waits, within ctx, until each attempt has ended. (An SQLite source is
+// never down once open.)
+func (i *instance) Recheck(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, d := range i.dbs {
+		if eng, _ := d.current(); eng == nil && d.sup != nil {
+			wg.Go(func() { _ = d.sup.Recheck(ctx) })
+		}
+	}
+	wg.Wait()
+}
+
 // Close stops the supervisors and closes every database.
 func (i *instance) Close() error {
 	i.cancel()
@@ -598,6 +611,7 @@ func errorResult(msg string) *mcp.CallToolResult {
 var (
 	_ runtime.Kind           = Kind{}
 	_ runtime.Instance       = (*instance)(nil)
+	_ runtime.Rechecker      = (*instance)(nil)
 	_ runtime.Source         = (*source)(nil)
 	_ runtime.TimedSource    = (*source)(nil)
 	_ runtime.CappedSource   = (*source)(nil)
