@@ -72,6 +72,7 @@ const (
 // Start-up codes added after the first release.
 const (
 	MCPAuthRejected      Code = "MCP_AUTH_REJECTED"
+	MCPListFailed        Code = "MCP_LIST_FAILED"
 	LockInvalid          Code = "LOCK_INVALID"
 	ListenFailed         Code = "LISTEN_FAILED"
 	ServeAuthUnreachable Code = "SERVE_AUTH_UNREACHABLE"

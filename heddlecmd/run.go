@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/heddlehq/heddle"
+	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants/usecasekind/usecaselive"
 	"github.com/heddlehq/heddle/plan"
@@ -174,11 +175,21 @@ func (e *env) tools(args []string) int {
 		var tools []runtime.Tool
 		if tools, err = ts.Tools(ctx); err == nil {
 			e.printTools(tools)
+			e.printUnavailable(ts)
 			return ExitOK
 		}
 	}
 	e.printFailure(err)
 	return ExitFail
+}
+
+// printUnavailable says on standard error which of the agent's
+// dependencies are down, and why: their tools are not in the list.
+func (e *env) printUnavailable(ts *runtime.Toolset) {
+	down := ts.Unavailable()
+	for _, name := range config.SortedKeys(down) {
+		fmt.Fprintf(e.stderr, "heddle: %s is unavailable (%s): its tools are not listed\n", name, down[name])
+	}
 }
 
 func (e *env) printTools(tools []runtime.Tool) {

@@ -1,8 +1,10 @@
 package runtime
 
 import (
+	"context"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/heddlehq/heddle/config"
 )
@@ -36,4 +38,29 @@ func (rt *Runtime) Health() Report {
 		}
 	}
 	return r
+}
+
+// Rechecker is an Instance whose dependencies can be re-checked on demand
+// (Runtime.Recheck).
+type Rechecker interface {
+	// Recheck has an attempt made now for every dependency that is not
+	// ready, and waits, within ctx, until each has ended.
+	Recheck(ctx context.Context)
+}
+
+// Recheck has every dependency that is not ready attempted now — each
+// kind's supervisor makes its attempt at once rather than when its backoff
+// says — and waits, within ctx, for those attempts; the next Health tells
+// what they found. A readiness probe calls it when the report is not
+// ready, so that a worker whose required dependency is back turns ready on
+// that probe, with no call needed to find out. Concurrent callers share the
+// attempts.
+func (rt *Runtime) Recheck(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, inst := range rt.instances {
+		if r, ok := inst.(Rechecker); ok {
+			wg.Go(func() { r.Recheck(ctx) })
+		}
+	}
+	wg.Wait()
 }

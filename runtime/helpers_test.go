@@ -346,6 +346,15 @@ func (s *httpServer) restart() {
 	s.start()
 }
 
+// restartWith kills the server and starts a new process on the same port
+// with other flags.
+func (s *httpServer) restartWith(args ...string) {
+	s.t.Helper()
+	s.kill()
+	s.args = args
+	s.start()
+}
+
 // firstLine is a Writer that hands over the first line written to it and
 // discards the rest.
 type firstLine struct {

@@ -121,6 +121,21 @@ type FallibleSource interface {
 	Down() bool
 }
 
+// RecheckingSource is a FallibleSource whose return can be asked for: a
+// toolset wakes it when Tools finds it down (its tools are left out then),
+// and waits for its re-check before it refuses a call that only its return
+// can resolve. Backoff paces a source's attempts; it must never make a
+// caller wait for a source that is back (see Supervisor.Recheck).
+type RecheckingSource interface {
+	FallibleSource
+	// Wake asks for an attempt to bring the source back now, without
+	// waiting for it.
+	Wake()
+	// Recheck asks for one and waits for it, within ctx and at most
+	// RecheckWait; it reports whether the source is up.
+	Recheck(ctx context.Context) bool
+}
+
 // LingeringSource is a source whose transport reads the rest of a response
 // after handing the result over (Streamable HTTP): a successful call's
 // context must stay alive a moment longer, or the connection is dropped
@@ -148,12 +163,14 @@ const (
 
 // Dependency is one thing the runtime depends on, as health reports it.
 type Dependency struct {
-	Name     string    `json:"name"`
-	Kind     string    `json:"kind"` // mcp, sql, a2a, …
-	State    State     `json:"state"`
-	Code     diag.Code `json:"code,omitempty"` // why it is not ready
-	Required bool      `json:"required"`
-	Tools    int       `json:"tools"`
+	Name  string `json:"name"`
+	Kind  string `json:"kind"` // mcp, sql, a2a, …
+	State State  `json:"state"`
+	// Since is when it entered State; nil when its kind does not say.
+	Since    *time.Time `json:"since,omitempty"`
+	Code     diag.Code  `json:"code,omitempty"` // why it is not ready
+	Required bool       `json:"required"`
+	Tools    int        `json:"tools"`
 	// ListedAt is when its tools were last listed successfully.
 	ListedAt *time.Time `json:"last_ok_list_at,omitempty"`
 	// Agents are the agents granting it; empty for a server only
@@ -260,13 +277,15 @@ type kindSource struct {
 	timed     TimedSource
 	capped    CappedSource
 	fallible  FallibleSource
+	recheck   RecheckingSource
 	lingering bool
 	notifying bool
 
-	mu   sync.Mutex
-	gen  uint64
-	set  bool
-	defs []*toolDef
+	mu      sync.Mutex
+	gen     uint64
+	set     bool
+	defs    []*toolDef
+	listErr error // why the source's tools could not be had, the last time they were asked for
 }
 
 func newKindSource(kind string, src Source) *kindSource {
@@ -274,6 +293,7 @@ func newKindSource(kind string, src Source) *kindSource {
 	k.timed, _ = src.(TimedSource)
 	k.capped, _ = src.(CappedSource)
 	k.fallible, _ = src.(FallibleSource)
+	k.recheck, _ = src.(RecheckingSource)
 	l, ok := src.(LingeringSource)
 	k.lingering = ok && l.Lingers()
 	_, k.notifying = src.(NotifyingSource)
@@ -302,18 +322,50 @@ func (k *kindSource) maxResultBytes() int {
 
 func (k *kindSource) down() bool { return k.fallible != nil && k.fallible.Down() }
 
+// unavailable reports a source that is down, or whose tools could not be
+// had the last time they were asked for.
+func (k *kindSource) unavailable() bool {
+	if k.down() {
+		return true
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.listErr != nil
+}
+
+// wake asks a source that is down to come back now, if it can be asked.
+func (k *kindSource) wake() {
+	if k.recheck != nil {
+		k.recheck.Wake()
+	}
+}
+
+// recheckUp waits for a source that is down to be re-checked, and reports
+// whether it is up.
+func (k *kindSource) recheckUp(ctx context.Context) bool {
+	return k.recheck != nil && k.recheck.Recheck(ctx)
+}
+
 // lingers and notifies report the source's LingeringSource and
 // NotifyingSource capabilities.
 func (k *kindSource) lingers() bool  { return k.lingering }
 func (k *kindSource) notifies() bool { return k.notifying }
 
+// tools returns the source's tools as definitions, cached per generation.
+// When the source cannot give them, it returns the last it gave (none, at
+// first) with the error, so that one source's failure costs a toolset that
+// source's tools only, and the names of the others stay as they were.
 func (k *kindSource) tools(ctx context.Context) ([]*toolDef, uint64, error) {
 	tools, gen, err := k.Tools(ctx)
-	if err != nil {
-		return nil, 0, err
-	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if err != nil {
+		if ctx.Err() == nil {
+			k.listErr = err
+		}
+		return k.defs, k.gen, err
+	}
+	k.listErr = nil
 	if k.set && k.gen == gen {
 		return k.defs, gen, nil
 	}

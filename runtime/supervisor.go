@@ -23,7 +23,13 @@ import (
 //     follows without backoff, and after a successful one the loop makes
 //     one more rather than end, so a loss just after a reconnect is never
 //     missed. An attempt therefore returns nil at once when the dependency
-//     is already up.
+//     is already up. Wakes that came before an attempt began are served by
+//     it.
+//
+// A caller that cannot go on without the dependency calls Recheck instead
+// of Wake: it wakes the loop and waits, within its context, for the attempt
+// that brings the dependency back or reports it still down. Concurrent
+// callers share that attempt.
 //
 // A Supervisor is safe for concurrent use. Its loop ends when an attempt
 // succeeds or its context (the runtime's closing context) is done; Wait
@@ -39,6 +45,11 @@ type Supervisor struct {
 	running bool
 	wake    chan struct{} // buffered 1: a wake-up the loop has not seen yet
 	wg      sync.WaitGroup
+	begun   uint64        // attempts begun
+	ended   uint64        // attempts ended
+	upAt    uint64        // the number of the last attempt that succeeded
+	lastErr error         // the error of the last attempt ended
+	endCh   chan struct{} // closed, and replaced, when an attempt ends or the loop stops
 }
 
 // SupervisorOptions configure a Supervisor; the zero value gives the
@@ -59,11 +70,18 @@ const (
 	DefaultBackoffMax   = 30 * time.Second
 )
 
+// RecheckWait bounds how long a call that finds its dependency down waits
+// for the supervisor's re-check (Supervisor.Recheck) before it is refused:
+// long enough for a dependency that is back to reconnect, short enough that
+// one that is still away does not hold the call up.
+const RecheckWait = time.Second
+
 // NewSupervisor returns a supervisor whose attempts call attempt with ctx
 // (done when the runtime closes); attempt returns nil once the dependency is
 // up. It starts nothing until the first Wake.
 func NewSupervisor(ctx context.Context, attempt func(ctx context.Context) error, opts *SupervisorOptions) *Supervisor {
-	s := &Supervisor{attempt: attempt, ctx: ctx, first: DefaultBackoffFirst, max: DefaultBackoffMax, wake: make(chan struct{}, 1)}
+	s := &Supervisor{attempt: attempt, ctx: ctx, first: DefaultBackoffFirst, max: DefaultBackoffMax,
+		wake: make(chan struct{}, 1), endCh: make(chan struct{})}
 	if opts != nil {
 		if opts.First > 0 {
 			s.first = opts.First
@@ -105,6 +123,41 @@ func (s *Supervisor) Wake() {
 	go s.loop()
 }
 
+// Recheck wakes the loop, as Wake does, and waits until the dependency has
+// been brought back by an attempt that ended after the call, or an attempt
+// that began after the call has ended, or ctx or the supervisor's own
+// context is done. It returns nil when the dependency was brought back, and
+// otherwise the error of the last attempt, or the context's. Callers that
+// find the dependency down at the same time share one attempt, and the
+// supervisor's pacing (WakeEvery) still applies: bound ctx (RecheckWait)
+// so that a dependency that is still away does not hold a call up.
+func (s *Supervisor) Recheck(ctx context.Context) error {
+	s.mu.Lock()
+	want, from := s.begun+1, s.ended
+	s.mu.Unlock()
+	s.Wake()
+	for {
+		s.mu.Lock()
+		up, ended, err, ch := s.upAt > from, s.ended >= want, s.lastErr, s.endCh
+		s.mu.Unlock()
+		switch {
+		case up:
+			return nil
+		case ended:
+			return err
+		case s.ctx.Err() != nil:
+			return s.ctx.Err()
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.ctx.Done():
+			return s.ctx.Err()
+		}
+	}
+}
+
 // Running reports whether attempts are being made.
 func (s *Supervisor) Running() bool {
 	s.mu.Lock()
@@ -124,7 +177,10 @@ func (s *Supervisor) loop() {
 			return
 		}
 		last := time.Now()
-		if s.attempt(s.ctx) == nil && s.done() {
+		s.begin()
+		err := s.attempt(s.ctx)
+		s.end(err)
+		if err == nil && s.done() {
 			return
 		}
 		if !s.pause(delay, last) {
@@ -133,6 +189,32 @@ func (s *Supervisor) loop() {
 		}
 		delay = min(2*delay, s.max)
 	}
+}
+
+// begin counts an attempt about to be made; a wake-up already pending is
+// for this attempt, which begins after it.
+func (s *Supervisor) begin() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.begun++
+	select {
+	case <-s.wake:
+	default:
+	}
+}
+
+// end records an attempt's outcome and tells the callers waiting in
+// Recheck.
+func (s *Supervisor) end(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ended++
+	s.lastErr = err
+	if err == nil {
+		s.upAt = s.ended
+	}
+	close(s.endCh)
+	s.endCh = make(chan struct{})
 }
 
 // done ends the loop after a successful attempt, unless a Wake came during

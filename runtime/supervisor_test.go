@@ -204,3 +204,86 @@ func TestSupervisorStopsWhenClosed(t *testing.T) {
 		}
 	})
 }
+
+// TestSupervisorRecheck: a caller that finds the dependency down in the
+// middle of a long backoff gets an attempt now and its outcome: the
+// attempt's error while the dependency is away, nil once it is back —
+// at once, not when the backoff would have tried. Callers that come while
+// an attempt is in flight share it.
+func TestSupervisorRecheck(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		var up atomic.Bool
+		hold := make(chan struct{})
+		a := &attempts{t0: time.Now()}
+		s := NewSupervisor(ctx, func(ctx context.Context) error {
+			if up.Load() {
+				<-hold
+			}
+			_ = a.attempt(ctx)
+			if up.Load() {
+				return nil
+			}
+			return errDown
+		}, &SupervisorOptions{First: 20 * time.Second, Max: 20 * time.Second, WakeEvery: 100 * time.Millisecond})
+		s.Wake()
+		synctest.Wait() // the first attempt failed; the loop waits 10–20 s
+		time.Sleep(time.Second)
+
+		if err := s.Recheck(t.Context()); !errors.Is(err, errDown) {
+			t.Fatalf("Recheck while down = %v, want the attempt's error", err)
+		}
+		if at := a.times(); len(at) != 2 || at[1] != time.Second {
+			t.Fatalf("attempts at %v, want [0s 1s]", at)
+		}
+
+		time.Sleep(time.Second)
+		up.Store(true)
+		start := time.Now()
+		errs := make(chan error, 10)
+		for range 10 {
+			go func() { errs <- s.Recheck(t.Context()) }()
+		}
+		synctest.Wait() // one attempt in flight, ten callers waiting for it
+		close(hold)
+		for range 10 {
+			if err := <-errs; err != nil {
+				t.Errorf("Recheck once back = %v", err)
+			}
+		}
+		if d := time.Since(start); d != 0 {
+			t.Errorf("Recheck once back took %v, want at once (WakeEvery had passed)", d)
+		}
+		if at := a.times(); len(at) != 3 {
+			t.Errorf("attempts at %v: ten callers, want one attempt between them", at)
+		}
+	})
+}
+
+// TestSupervisorRecheckPaced: a Recheck within WakeEvery of the last
+// attempt waits for WakeEvery to pass; its context bounds the wait, and a
+// closed supervisor answers at once.
+func TestSupervisorRecheckPaced(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		a := &attempts{t0: time.Now(), fail: 1 << 30}
+		s := NewSupervisor(ctx, a.attempt, &SupervisorOptions{First: time.Minute, WakeEvery: 500 * time.Millisecond})
+		s.Wake()
+		synctest.Wait()
+		start := time.Now()
+		if err := s.Recheck(t.Context()); !errors.Is(err, errDown) || time.Since(start) != 500*time.Millisecond {
+			t.Errorf("Recheck = %v after %v, want the attempt's error after 500ms", err, time.Since(start))
+		}
+		short, stop := context.WithTimeout(t.Context(), 100*time.Millisecond)
+		defer stop()
+		if err := s.Recheck(short); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Recheck with a short context = %v, want its deadline", err)
+		}
+		cancel()
+		s.Wait()
+		if err := s.Recheck(t.Context()); !errors.Is(err, context.Canceled) {
+			t.Errorf("Recheck once closed = %v, want the supervisor's context error", err)
+		}
+	})
+}

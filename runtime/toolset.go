@@ -151,9 +151,12 @@ func (t *Toolset) index(ctx context.Context) (*builtIndex, error) {
 	}
 	defs, gens = defs[:len(t.sources)], gens[:len(t.sources)]
 	for i, src := range t.sources {
+		// A source that cannot give its tools keeps those it gave last:
+		// it is unavailable (Unavailable names it, Tools leaves them out,
+		// calls to them are refused), and no other source is touched.
 		d, g, err := src.tools(ctx)
-		if err != nil && !src.down() {
-			return nil, err
+		if err != nil && ctx.Err() != nil {
+			return nil, ctx.Err()
 		}
 		defs[i], gens[i] = d, g
 	}
@@ -200,7 +203,7 @@ func (t *Toolset) kindsUnchanged(ctx context.Context, cur *builtIndex) bool {
 		if src.notifies() {
 			continue
 		}
-		if _, g, err := src.tools(ctx); err != nil || g != cur.gens[i] {
+		if _, g, _ := src.tools(ctx); g != cur.gens[i] {
 			return false
 		}
 	}
@@ -219,18 +222,63 @@ func equalGens(a, b []uint64) bool {
 	return true
 }
 
-// Tools returns the toolset's tools, sorted by name.
+// Tools returns the tools of the toolset's sources that are available,
+// sorted by name. A source that is down does not fail it: its tools are
+// left out (Unavailable names it, with the code of why) and its supervisor
+// is asked to bring it back now, so that a source that is back is listed
+// again by a later call. Names do not change while a source is away: they
+// are given over every tool the toolset has known. The error is the
+// context's, or TOOL_NAME_CONFLICT.
 func (t *Toolset) Tools(ctx context.Context) ([]Tool, error) {
 	bi, err := t.index(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Tool, len(bi.entries))
-	for i, e := range bi.entries {
-		out[i] = e.tool
+	var away []*kindSource
+	for _, src := range t.sources {
+		if src.unavailable() {
+			away = append(away, src)
+			src.wake()
+		}
+	}
+	out := make([]Tool, 0, len(bi.entries))
+	for _, e := range bi.entries {
+		if !slices.Contains(away, e.src) {
+			out = append(out, e.tool)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// Unavailable lists the toolset's sources that are unavailable — MCP
+// servers, SQL sources, remote agents that are down, or whose tools could
+// not be had — by name, with the code of why: the sources whose tools
+// Tools leaves out and whose calls are refused with TOOL_UNAVAILABLE. It
+// is empty when every source is available.
+func (t *Toolset) Unavailable() map[string]diag.Code {
+	out := map[string]diag.Code{}
+	var deps []Dependency
+	for _, src := range t.sources {
+		if !src.unavailable() {
+			continue
+		}
+		if deps == nil {
+			deps = t.rt.Health().Dependencies
+		}
+		code := diag.ToolUnavailable
+		if i := slices.IndexFunc(deps, func(d Dependency) bool { return d.Kind == src.kind() && d.Name == src.name() }); i >= 0 && deps[i].Code != "" {
+			code = deps[i].Code
+		} else {
+			src.mu.Lock()
+			if c := diag.CodeOf(src.listErr); c != "" {
+				code = c
+			}
+			src.mu.Unlock()
+		}
+		out[src.name()] = code
+	}
+	return out
 }
 
 // CallOption configures one call.
@@ -328,10 +376,21 @@ func (t *Toolset) call(ctx context.Context, sd time.Time, name string, args map[
 	}
 	i, ok := bi.names.lookup(name)
 	if !ok {
-		if src := t.downSourceFor(name); src != nil {
+		src := t.downSourceFor(name)
+		if src == nil {
+			return refusal(diag.ToolUnknown, "there is no tool %q; use one of the tools listed", name), nil
+		}
+		// Its tools may be unknown until it is back: a re-check may bring
+		// it back now, and its tools with it.
+		if !src.recheckUp(ctx) {
 			return refusal(diag.ToolUnavailable, "the server of tool %s is unavailable; try again later", name), nil
 		}
-		return refusal(diag.ToolUnknown, "there is no tool %q; use one of the tools listed", name), nil
+		if bi, err = bounded(ctx, sd, t.index); err != nil {
+			return nil, err
+		}
+		if i, ok = bi.names.lookup(name); !ok {
+			return refusal(diag.ToolUnknown, "there is no tool %q; use one of the tools listed", name), nil
+		}
 	}
 	e := bi.entries[i]
 	caller := heddle.Caller(ctx)
@@ -388,7 +447,10 @@ func (t *Toolset) call(ctx context.Context, sd time.Time, name string, args map[
 	if code := diag.CodeOf(err); code != "" {
 		return refusal(code, "%s", safeMessage(err)), nil
 	}
-	return nil, err
+	// A source's error that carries no code is still a refusal the model
+	// reads, never an error without one.
+	t.rt.log.Debug("call failed without a code", "agent", t.agent.Name, "tool", e.tool.Name, "reason", err.Error())
+	return refusal(diag.ToolUnavailable, "%s failed at its source; try again later", e.tool.Name), nil
 }
 
 // downSourceFor finds a source that is down and whose prefix a qualified or

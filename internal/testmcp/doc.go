@@ -8,8 +8,8 @@
 // fail, env, big, add_tool, remove_tool, pid, spawn_child) unless
 // [Options.NoFixedTools] is set, plus one echoing tool per name in
 // [Options.Tools] and [Options.NumTools]. Faults for tests of heddle's
-// runtime: slow or hung handshakes, hung calls, a crash after N calls, a
-// list_changed storm, garbage on stdout, oversized results.
+// runtime: slow or hung handshakes, listings that fail, hung calls, a crash
+// after N calls, a list_changed storm, garbage on stdout, oversized results.
 //
 // In process, over in-memory transports:
 //

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -157,4 +158,33 @@ func TestGarbageOnStdout(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("server exit: %v", err)
 	}
+}
+
+// TestFailList: a server with FailList completes its handshake and answers
+// calls, but every tools/list is a JSON-RPC error; with FailListAfter 1 the
+// first listing is answered and the second, after a list_changed, is not.
+func TestFailList(t *testing.T) {
+	for _, kind := range []string{kindInMemory, kindStdio, kindStreamable} {
+		t.Run(kind, func(t *testing.T) {
+			cs := connect(t, kind, &Options{FailList: true}, nil)
+			_, err := cs.ListTools(testCtx(t, 10*time.Second), nil)
+			var rpcErr *jsonrpc.Error
+			if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInternalError {
+				t.Fatalf("ListTools: %v, want a JSON-RPC internal error", err)
+			}
+			if got := text(call(t, cs, "echo", map[string]any{"text": "ok"})); got != "ok" {
+				t.Errorf("echo = %q while listing fails", got)
+			}
+		})
+	}
+	t.Run("after", func(t *testing.T) {
+		cs := connect(t, kindInMemory, &Options{FailListAfter: 1}, nil)
+		if _, err := cs.ListTools(testCtx(t, 10*time.Second), nil); err != nil {
+			t.Fatalf("first ListTools: %v", err)
+		}
+		call(t, cs, "add_tool", map[string]any{"name": "later"})
+		if _, err := cs.ListTools(testCtx(t, 10*time.Second), nil); err == nil {
+			t.Fatal("second ListTools succeeded, want an error")
+		}
+	})
 }

@@ -56,6 +56,17 @@ type Options struct {
 	// Default: 0 (no delay).
 	ListDelay time.Duration
 
+	// FailList makes the server answer every tools/list request with a
+	// JSON-RPC internal error: it connects, but cannot list its tools.
+	// Default: false.
+	FailList bool
+
+	// FailListAfter, when positive, answers tools/list requests 1…N and
+	// fails every later one as FailList does, so that a client lists the
+	// tools once and fails to list them again (after a list_changed, say).
+	// Each page is one request. Default: 0 (never).
+	FailListAfter int
+
 	// HangHandshake makes the server never answer initialize or
 	// server/discover (the request waits until it is cancelled or the
 	// connection ends). Default: false.
@@ -123,6 +134,8 @@ const (
 	FlagHandshakeDelay   = "handshake-delay"
 	FlagHangHandshake    = "hang-handshake"
 	FlagListDelay        = "list-delay"
+	FlagFailList         = "fail-list"
+	FlagFailListAfter    = "fail-list-after"
 	FlagCrashAfter       = "crash-after"
 	FlagHangOnCall       = "hang-on-call"
 	FlagListChangedEvery = "list-changed-every"
@@ -146,6 +159,8 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.IntVar(&o.PageSize, FlagPageSize, 0, "tools/list page `size` (0: go-sdk default, 1000)")
 	fs.DurationVar(&o.HandshakeDelay, FlagHandshakeDelay, 0, "delay before answering initialize and server/discover")
 	fs.DurationVar(&o.ListDelay, FlagListDelay, 0, "delay before answering tools/list")
+	fs.BoolVar(&o.FailList, FlagFailList, false, "answer every tools/list with a JSON-RPC error")
+	fs.IntVar(&o.FailListAfter, FlagFailListAfter, 0, "answer tools/list requests 1…`N`, fail later ones (0: never)")
 	fs.BoolVar(&o.HangHandshake, FlagHangHandshake, false, "never answer initialize or server/discover")
 	fs.IntVar(&o.CrashAfter, FlagCrashAfter, 0, "exit with status 3 when tool call `N`+1 arrives (0: never)")
 	fs.Var((*listValue)(&o.HangOnCall), FlagHangOnCall, "comma-separated tool `names` whose calls block until cancelled")
@@ -187,6 +202,12 @@ func (o *Options) Args() []string {
 	}
 	if o.ListDelay != 0 {
 		add(FlagListDelay, o.ListDelay.String())
+	}
+	if o.FailList {
+		add(FlagFailList, "true")
+	}
+	if o.FailListAfter != 0 {
+		add(FlagFailListAfter, strconv.Itoa(o.FailListAfter))
 	}
 	if o.HangHandshake {
 		add(FlagHangHandshake, "true")

@@ -46,6 +46,8 @@ func TestOptionsArgsRoundTrip(t *testing.T) {
 			NoFixedTools:     true,
 			PageSize:         2,
 			HandshakeDelay:   1500 * time.Millisecond,
+			FailList:         true,
+			FailListAfter:    4,
 			HangHandshake:    true,
 			CrashAfter:       3,
 			HangOnCall:       []string{"sleep", "echo"},

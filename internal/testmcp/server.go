@@ -43,6 +43,7 @@ type server struct {
 	exit func(code int)
 
 	calls atomic.Int64
+	lists atomic.Int64 // tools/list requests, for FailListAfter
 
 	stormMu    sync.Mutex
 	stormArmed bool // a storm timer is pending
@@ -108,6 +109,9 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if err := sleep(ctx, s.opts.ListDelay); err != nil {
 				return nil, err
 			}
+			if err := s.listFault(); err != nil {
+				return nil, err
+			}
 		case methodCallTool:
 			n := s.calls.Add(1)
 			if s.opts.CrashAfter > 0 && n > int64(s.opts.CrashAfter) {
@@ -121,6 +125,17 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// listFault is the error a tools/list request gets under FailList or
+// FailListAfter, or nil.
+func (s *server) listFault() error {
+	n := s.lists.Add(1)
+	if !s.opts.FailList && (s.opts.FailListAfter <= 0 || n <= int64(s.opts.FailListAfter)) {
+		return nil
+	}
+	s.log.Warn("failing tools/list", "request", n)
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "testmcp: listing tools failed"}
 }
 
 // crash ends the process, or, in process, fails the call and closes the

@@ -39,6 +39,7 @@ type agent struct {
 	gen     uint64
 	code    diag.Code // why it is down
 	state   runtime.State
+	since   time.Time // when state last changed
 	fetched time.Time
 
 	sup *runtime.Supervisor // fetches the card again while the agent is down
@@ -54,7 +55,7 @@ func newAgent(inst *instance, name string, spec *a2akind.Agent, base http.RoundT
 		rt = strat.Wrap(base)
 	}
 	a := &agent{inst: inst, name: name, spec: spec, origin: &url.URL{Scheme: u.Scheme, Host: u.Host}, strat: strat,
-		state: runtime.StateConnecting, code: diag.A2AAgentUnreachable}
+		state: runtime.StateConnecting, since: time.Now(), code: diag.A2AAgentUnreachable}
 	a.client = &http.Client{Transport: rt, CheckRedirect: a.checkRedirect}
 	a.sup = runtime.NewSupervisor(inst.ctx, a.refetch, nil)
 	a.tool = a.describe(nil)
@@ -85,14 +86,23 @@ func (a *agent) connect(ctx context.Context) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if err != nil {
-		a.state = runtime.StateDown
+		a.setState(runtime.StateDown)
 		a.code = diag.A2AAgentUnreachable
 		return diag.Wrap(diag.A2AAgentUnreachable, err, "remote agent %s: %s", a.name, safeReason(err, a.origin.Host))
 	}
-	a.ep, a.state, a.code, a.fetched = ep, runtime.StateReady, "", time.Now()
+	a.setState(runtime.StateReady)
+	a.ep, a.code, a.fetched = ep, "", time.Now()
 	a.tool = a.describe(c)
 	a.gen++
 	return nil
+}
+
+// setState moves the agent to st; since moves only when the state changes.
+// a.mu is held.
+func (a *agent) setState(st runtime.State) {
+	if a.state != st {
+		a.state, a.since = st, time.Now()
+	}
 }
 
 // endpoint returns where to send calls, or nil while the agent is down.
@@ -110,11 +120,27 @@ func (a *agent) markDown() {
 		a.mu.Unlock()
 		return
 	}
-	a.ep, a.state, a.code = nil, runtime.StateDown, diag.A2AAgentUnreachable
+	a.setState(runtime.StateDown)
+	a.ep, a.code = nil, diag.A2AAgentUnreachable
 	a.gen++
 	a.mu.Unlock()
 	a.inst.log.Warn("remote agent unavailable", "agent", a.name, "code", diag.A2AAgentUnreachable)
 	a.sup.Wake()
+}
+
+// recheck has the supervisor fetch the card now and waits for it: within
+// ctx, at most runtime.RecheckWait, and at most half of what is left of
+// ctx, so that a call with a short deadline is refused rather than timed
+// out. It returns the endpoint, or nil while the agent is still down.
+func (a *agent) recheck(ctx context.Context) *endpoint {
+	wait := runtime.RecheckWait
+	if d, ok := ctx.Deadline(); ok {
+		wait = min(wait, time.Until(d)/2)
+	}
+	rctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	_ = a.sup.Recheck(rctx)
+	return a.endpoint()
 }
 
 // refetch is one attempt of the supervisor: it fetches the card, under the
@@ -145,7 +171,8 @@ func (a *agent) tools() ([]*mcp.Tool, uint64) {
 func (a *agent) status() runtime.Dependency {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	d := runtime.Dependency{Name: a.name, Kind: KindName, State: a.state, Required: a.spec.Required, Tools: 1,
+	since := a.since.UTC().Truncate(time.Millisecond)
+	d := runtime.Dependency{Name: a.name, Kind: KindName, State: a.state, Since: &since, Required: a.spec.Required, Tools: 1,
 		Agents: slices.Clone(a.spec.GrantedTo)}
 	if a.state != runtime.StateReady {
 		d.Code = a.code

@@ -8,9 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"time"
+
+	"github.com/heddlehq/heddle/diag"
 )
 
 // The A2A JSON-RPC binding, as much of it as one message needs: SendMessage
@@ -97,9 +101,15 @@ type unreachableError struct{ err error }
 func (e *unreachableError) Error() string { return "the remote agent could not be reached" }
 func (e *unreachableError) Unwrap() error { return e.err }
 
+// connectionLost reports a read of an answer that ended because the
+// connection did: reset, or closed before the answer was whole.
+func connectionLost(err error) bool {
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed)
+}
+
 // send sends text as one message and returns the agent's answer, polling
-// its task until it ends. Errors are the context's or *unreachableError;
-// everything the agent says, errors included, is an answer.
+// its task until it ends. Errors are rpc's; everything the agent says,
+// errors included, is an answer.
 func (a *agent) send(ctx context.Context, ep *endpoint, text string) (answer, error) {
 	msg := message{MessageID: newMessageID(), Role: "ROLE_USER", Parts: []part{{Text: &text}}}
 	method, params := "SendMessage", map[string]any{"message": &msg}
@@ -162,7 +172,9 @@ func deref(a *answer) answer {
 
 // rpc makes one JSON-RPC call. It returns the result; or an answer for the
 // model when the agent answered with an error; or an error when the call
-// did not complete (the context's, or *unreachableError).
+// did not complete: the context's, *unreachableError (nothing answered, the
+// connection broke, or a 502 or 503 said the agent cannot be reached), or
+// TRANSPORT_TIMEOUT for a gateway's 504.
 func (a *agent) rpc(ctx context.Context, ep *endpoint, method string, params any) (json.RawMessage, *answer, error) {
 	id := a.ids.Add(1)
 	body, err := json.Marshal(rpcRequest{JSONRPC: "2.0", ID: id, Method: method, Params: params})
@@ -192,9 +204,13 @@ func (a *agent) rpc(ctx context.Context, ep *endpoint, method string, params any
 	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 		return nil, &answer{text: fmt.Sprintf("the remote agent %s refused heddle's credentials (HTTP %d)", a.name, resp.StatusCode), isError: true}, nil
-	case resp.StatusCode == http.StatusBadGateway || resp.StatusCode == http.StatusServiceUnavailable || resp.StatusCode == http.StatusGatewayTimeout:
+	case resp.StatusCode == http.StatusBadGateway || resp.StatusCode == http.StatusServiceUnavailable:
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 		return nil, nil, &unreachableError{fmt.Errorf("HTTP %d", resp.StatusCode)}
+	case resp.StatusCode == http.StatusGatewayTimeout:
+		// A gateway that gave up waiting: the agent may be slow, not gone.
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		return nil, nil, diag.New(diag.TransportTimeout, "a gateway in front of the remote agent %s gave up waiting for it (HTTP 504); you may retry", a.name)
 	case resp.StatusCode != http.StatusOK:
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 		return nil, &answer{text: fmt.Sprintf("the remote agent %s answered HTTP %d", a.name, resp.StatusCode), isError: true}, nil
@@ -203,6 +219,9 @@ func (a *agent) rpc(ctx context.Context, ep *endpoint, method string, params any
 	if err := json.NewDecoder(io.LimitReader(resp.Body, maxResponseBytes)).Decode(&r); err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
+		}
+		if connectionLost(err) { // the answer was cut off: the agent went away
+			return nil, nil, &unreachableError{err}
 		}
 		return nil, &answer{text: fmt.Sprintf("the remote agent %s sent an answer that is not JSON-RPC (or larger than %d bytes)", a.name, maxResponseBytes), isError: true}, nil
 	}

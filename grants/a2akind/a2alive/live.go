@@ -14,7 +14,11 @@
 // is logged, the agent is fetched again in the background with capped,
 // jittered backoff until the runtime closes, and its tool answers
 // TOOL_UNAVAILABLE meanwhile. A call that cannot reach an agent that was up
-// marks it down the same way.
+// — refused, reset, cut off, or a 502 or 503 from a gateway in front of it —
+// marks it down the same way, at once; a 504 (a gateway that gave up
+// waiting) is TRANSPORT_TIMEOUT and leaves it up. A call that finds the
+// agent down has its card fetched now and waits a moment for that, so that
+// an agent that is back serves the call whatever the backoff says.
 //
 // Each grant becomes one tool named after the agent as the deployment names
 // it (ai.a2a_agents.<name>), whose description shows the card's name,
@@ -202,6 +206,18 @@ func (i *instance) Status() []runtime.Dependency {
 	return out
 }
 
+// Recheck has the card of every agent that is down fetched now, and waits,
+// within ctx, until each fetch has ended.
+func (i *instance) Recheck(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, a := range i.agents {
+		if a.endpoint() == nil {
+			wg.Go(func() { _ = a.sup.Recheck(ctx) })
+		}
+	}
+	wg.Wait()
+}
+
 // Close stops the supervisors, waits for them, and releases the agents'
 // strategies and connections. It is idempotent.
 func (i *instance) Close() error {
@@ -231,6 +247,7 @@ func (i *instance) Close() error {
 }
 
 var (
-	_ runtime.Kind     = Kind{}
-	_ runtime.Instance = (*instance)(nil)
+	_ runtime.Kind      = Kind{}
+	_ runtime.Instance  = (*instance)(nil)
+	_ runtime.Rechecker = (*instance)(nil)
 )

@@ -299,3 +299,86 @@ func TestDeadlines(t *testing.T) {
 		}
 	})
 }
+
+// TestRecheckedByCall: a required remote agent that a call cannot reach is
+// down at once — the next health report is not ready and says since when.
+// After it has been away long enough for the supervisor's backoff to reach
+// its cap, the first call once it is back succeeds at once: the call has
+// the card fetched now rather than wait for the backoff. A 502 or 503 from
+// a gateway in front of it is a connection failure too; a 504 is a
+// gateway that gave up waiting, and leaves the agent up.
+func TestRecheckedByCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		n := memnet.New()
+		f := newFakeAgent(t, func(f *fakeAgent) { f.net = n })
+		var fault atomic.Int32
+		l, err := n.Listen("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if c := int(fault.Load()); c != 0 {
+				http.Error(w, http.StatusText(c), c)
+				return
+			}
+			f.srv.Config.Handler.ServeHTTP(w, r)
+		})
+		up := &httptest.Server{Listener: l, Config: &http.Server{Handler: handler}}
+		up.Start()
+		rt, ts := openWith(t, api("echo", "http://"+addr, ""), "", onNet(t, n))
+		if res := call(t, ts, "hello"); text(res) != "echo: hello" {
+			t.Fatalf("before: %q", text(res))
+		}
+
+		fault.Store(http.StatusGatewayTimeout)
+		if res := call(t, ts, "hello"); runtime.RefusalCode(res) != diag.TransportTimeout {
+			t.Errorf("through a 504: %v, want TRANSPORT_TIMEOUT", res)
+		}
+		if !rt.Health().Ready {
+			t.Error("a 504 made the agent down")
+		}
+		for _, c := range []int{http.StatusBadGateway, http.StatusServiceUnavailable} {
+			fault.Store(int32(c))
+			if res := call(t, ts, "hello"); runtime.RefusalCode(res) != diag.ToolUnavailable {
+				t.Errorf("through a %d: %v, want TOOL_UNAVAILABLE", c, res)
+			}
+			if rt.Health().Ready {
+				t.Errorf("ready right after a call was answered %d", c)
+			}
+			fault.Store(0)
+			if res := call(t, ts, "hello"); text(res) != "echo: hello" {
+				t.Errorf("once the gateway answered again: %q", text(res))
+			}
+		}
+
+		up.Close()
+		if res := call(t, ts, "hello"); runtime.RefusalCode(res) != diag.ToolUnavailable {
+			t.Fatalf("after it went away: %v, want TOOL_UNAVAILABLE", res)
+		}
+		lost := time.Now()
+		d := rt.Health().Dependencies[0]
+		if rt.Health().Ready || d.State != runtime.StateDown || d.Since == nil || d.Since.After(lost) {
+			t.Fatalf("right after the failed call: ready %v, %+v; want down, since the call", rt.Health().Ready, d)
+		}
+		time.Sleep(10 * time.Minute)
+
+		l, err = n.Listen(addr)
+		if err != nil {
+			t.Fatalf("cannot listen on %s again: %v", addr, err)
+		}
+		up = &httptest.Server{Listener: l, Config: &http.Server{Handler: handler}}
+		up.Start()
+		defer up.Close()
+		start := time.Now()
+		if res := call(t, ts, "hello"); text(res) != "echo: hello" {
+			t.Fatalf("the first call once it was back: %v", res)
+		}
+		if waited := time.Since(start); waited > runtime.DefaultBackoffFirst {
+			t.Errorf("the first call once it was back waited %v", waited)
+		}
+		if !rt.Health().Ready {
+			t.Error("not ready once a call reached it")
+		}
+	})
+}

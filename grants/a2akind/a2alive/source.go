@@ -40,11 +40,26 @@ func (s *source) MaxResultBytes() int { return s.a.spec.MaxResultBytes }
 // could not reach since.
 func (s *source) Down() bool { return s.a.endpoint() == nil }
 
-// Call sends args.message to the agent and returns its answer.
+// Wake has the agent's card fetched now, without waiting for it.
+func (s *source) Wake() { s.a.sup.Wake() }
+
+// Recheck has the agent's card fetched now and waits for it (within ctx,
+// at most runtime.RecheckWait); it reports whether the agent is up.
+func (s *source) Recheck(ctx context.Context) bool { return s.a.recheck(ctx) != nil }
+
+// Call sends args.message to the agent and returns its answer. An agent
+// that is down is re-checked first — its card is fetched now, and the call
+// waits a moment for that — so that an agent that is back serves the call
+// whatever the backoff says.
 func (s *source) Call(ctx context.Context, _ *mcp.Tool, args map[string]any) (*mcp.CallToolResult, error) {
 	ep := s.a.endpoint()
 	if ep == nil {
-		s.a.sup.Wake() // a caller found it down: try now, not when the backoff says
+		ep = s.a.recheck(ctx)
+	}
+	if ep == nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, diag.New(diag.ToolUnavailable, "the remote agent %s is unavailable; try again later", s.a.name)
 	}
 	text, ok := args["message"].(string)
@@ -67,8 +82,9 @@ func (s *source) Call(ctx context.Context, _ *mcp.Tool, args map[string]any) (*m
 }
 
 var (
-	_ runtime.Source         = (*source)(nil)
-	_ runtime.TimedSource    = (*source)(nil)
-	_ runtime.CappedSource   = (*source)(nil)
-	_ runtime.FallibleSource = (*source)(nil)
+	_ runtime.Source           = (*source)(nil)
+	_ runtime.TimedSource      = (*source)(nil)
+	_ runtime.CappedSource     = (*source)(nil)
+	_ runtime.FallibleSource   = (*source)(nil)
+	_ runtime.RecheckingSource = (*source)(nil)
 )

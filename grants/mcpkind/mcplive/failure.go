@@ -123,17 +123,29 @@ func (w *ioWatch) note(err error) {
 }
 
 // statusWatch records the error statuses a server answers: the last 401 or
-// 403, and the last other status of 400 or more. It wraps the outermost
-// transport, so it sees what the server answered after a strategy's own
-// renewal and retry.
+// 403, the last other status of 400 or more, and when it last answered 502
+// or 503. It wraps the outermost transport, so it sees what the server
+// answered after a strategy's own renewal and retry. Once the attempt's
+// session is up it also tells the server of an event stream the transport
+// could not re-open because nothing listens any more (onLost).
 type statusWatch struct {
 	next       http.RoundTripper
 	auth, last atomic.Int32
+	gone       atomic.Int32 // the last 502 or 503
+	goneAt     atomic.Int64 // when, in Unix nanoseconds
+	lost       atomic.Pointer[func(error)]
 }
+
+// onLost sets what to do when a GET (the event stream the transport keeps
+// open, or re-opens) cannot even be dialed.
+func (w *statusWatch) onLost(f func(error)) { w.lost.Store(&f) }
 
 func (w *statusWatch) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := w.next.RoundTrip(req)
 	if err != nil {
+		if f := w.lost.Load(); f != nil && req.Method == http.MethodGet && req.Context().Err() == nil && dialFailed(err) {
+			(*f)(err)
+		}
 		return resp, err
 	}
 	switch c := resp.StatusCode; {
@@ -141,10 +153,24 @@ func (w *statusWatch) RoundTrip(req *http.Request) (*http.Response, error) {
 		w.auth.Store(int32(c))
 	case c == http.StatusMethodNotAllowed && req.Method == http.MethodGet:
 		// A server without a standalone event stream says so; not a failure.
+	case c == http.StatusBadGateway || c == http.StatusServiceUnavailable:
+		w.gone.Store(int32(c))
+		w.goneAt.Store(time.Now().UnixNano())
+		w.last.Store(int32(c))
 	case c >= 400:
 		w.last.Store(int32(c))
 	}
 	return resp, nil
+}
+
+// goneWithin is the 502 or 503 the server answered within d, or 0. go-sdk
+// reports those statuses to the call only as text; a call that fails with
+// a transport error asks the watch whether one came just now.
+func (w *statusWatch) goneWithin(d time.Duration) int {
+	if w == nil || time.Since(time.Unix(0, w.goneAt.Load())) > d {
+		return 0
+	}
+	return int(w.gone.Load())
 }
 
 // connectError is the coded error of a failed connection attempt.

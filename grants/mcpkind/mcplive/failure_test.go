@@ -14,8 +14,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	_ "github.com/heddlehq/heddle/builtin" // the built-in kinds, both halves
 	"github.com/heddlehq/heddle/diag"
@@ -248,5 +251,129 @@ func TestCallRefusedMarksDown(t *testing.T) {
 	}
 	if _, down := rt.Unavailable()["s"]; !down {
 		t.Error("the server is not down after a call found its port closed")
+	}
+}
+
+// faultProxy is an HTTP server on 127.0.0.1 in front of an MCP test
+// server, which answers every request with a fault while one is set: an
+// HTTP status, or a connection reset (status -1).
+type faultProxy struct {
+	*httptest.Server
+	fault atomic.Int32
+}
+
+const faultReset = -1
+
+func newFaultProxy(t *testing.T) *faultProxy {
+	srv := testmcp.NewServer(nil)
+	inner := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{DisableLocalhostProtection: true})
+	p := &faultProxy{}
+	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch f := int(p.fault.Load()); {
+		case f == faultReset:
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err != nil {
+				return
+			}
+			_ = conn.(*net.TCPConn).SetLinger(0) // close with RST
+			_ = conn.Close()
+		case f != 0:
+			http.Error(w, http.StatusText(f), f)
+		default:
+			inner.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(func() {
+		p.CloseClientConnections() // the long-lived event stream, which Close waits for
+		p.Close()
+		for ss := range srv.Sessions() { // those whose client could not say goodbye
+			_ = ss.Close()
+		}
+	})
+	return p
+}
+
+// TestConnectionFailureMarksDown: a call that fails for a connection
+// reason — reset, or a 502 or 503 between heddle and the server — makes
+// the required server down at once: the very next health report is not
+// ready. Once the fault is gone the first call succeeds (it re-checks the
+// server rather than wait for the backoff). What the server itself
+// answers — a 500, a tool's own error, a slow tool's timeout — leaves it
+// up.
+func TestConnectionFailureMarksDown(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		fault int
+		down  bool
+	}{
+		{"reset", faultReset, true},
+		{"502", http.StatusBadGateway, true},
+		{"503", http.StatusServiceUnavailable, true},
+		{"500", http.StatusInternalServerError, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := newFaultProxy(t)
+			api := fmt.Sprintf("ai:\n  mcp_servers:\n    s: {url: %q, timeout_ms: 1500}\n", p.URL+"/mcp")
+			rt, err := runtime.Open(context.Background(), plantest.Must(t, api, oneAgent), runtime.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rt.Close()
+			ts, err := rt.Toolset("x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			call := func(tool string, args map[string]any) diag.Code {
+				t.Helper()
+				res, err := ts.Call(context.Background(), tool, args)
+				if err != nil {
+					t.Fatalf("%s: error %v, want a result", tool, err)
+				}
+				if res.IsError && runtime.RefusalCode(res) == "" && tool != "fail" {
+					t.Fatalf("%s: a tool error without a code: %s", tool, plantest.Text(res))
+				}
+				return runtime.RefusalCode(res)
+			}
+			// Neither a tool's own error nor a slow tool is a connection
+			// failure.
+			if code := call("fail", nil); code != "" {
+				t.Fatalf("fail: code %q, want the tool's own error", code)
+			}
+			if code := call("sleep", map[string]any{"ms": 3000}); code != diag.TransportTimeout {
+				t.Fatalf("sleep: code %q, want %s", code, diag.TransportTimeout)
+			}
+			if !rt.Health().Ready {
+				t.Fatal("not ready after a tool error and a slow tool")
+			}
+
+			p.fault.Store(int32(tc.fault))
+			if code := call("echo", map[string]any{"text": "hi"}); code != diag.ToolUnavailable {
+				t.Fatalf("echo under the fault: code %q, want %s", code, diag.ToolUnavailable)
+			}
+			if down := !rt.Health().Ready; down != tc.down {
+				t.Fatalf("right after the failed call: down = %v, want %v", down, tc.down)
+			}
+			if tc.down {
+				if d := rt.Health().Dependencies[0]; d.State != runtime.StateDown || d.Since == nil {
+					t.Errorf("s in the report: %+v, want down with a since", d)
+				}
+			}
+
+			p.fault.Store(0)
+			start := time.Now()
+			if code := call("echo", map[string]any{"text": "back"}); code != "" {
+				t.Fatalf("echo once the fault is gone: code %q", code)
+			}
+			d := time.Since(start)
+			if d > time.Second {
+				t.Errorf("the first call once the fault was gone took %v", d)
+			}
+			t.Logf("the first call once the fault was gone: %v", d)
+			if !rt.Health().Ready {
+				t.Error("not ready once a call succeeded")
+			}
+		})
 	}
 }

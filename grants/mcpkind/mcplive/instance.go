@@ -13,11 +13,23 @@
 //
 // Open resolves each needed server's secrets and builds its auth strategy
 // once, then connects every server concurrently and lists its tools. A
-// server that cannot be reached is MCP_SERVER_UNREACHABLE, fatal when it is
+// server that cannot be reached is MCP_SERVER_UNREACHABLE, and one that
+// connects but cannot list its tools MCP_LIST_FAILED: fatal when it is
 // required; an optional one is handed to its supervisor. Once every server
 // answered, each one's listing is checked against heddle.lock
 // (TOOL_DEFINITION_CHANGED) and against the include/exclude patterns of
 // every grant and declared use (MCP_FILTER_UNMATCHED).
+//
+// # Afterwards
+//
+// A server is ready while it has a session over which its tools were
+// listed. One that loses its session, or cannot list its tools again
+// (after a list_changed or a reconnect), is down at once and its
+// supervisor brings it back; meanwhile its tools are left out of the
+// toolsets' listings and answer TOOL_UNAVAILABLE, and every other server is
+// untouched. A call that finds a server down re-checks it first (the
+// supervisor makes an attempt now, and the call waits a moment for it), so
+// that a server that is back serves the call whatever the backoff says.
 package mcplive
 
 //lint:file-ignore SA1019 sampling is deprecated from protocol 2026-07-28 on, but servers of earlier revisions still send it; Options.Sampling serves them.
@@ -79,14 +91,23 @@ func (Kind) Open(ctx context.Context, env runtime.KindEnv) (runtime.Instance, []
 			return inst, failures, nil
 		}
 		tolerated = true
-		inst.servers[f.Server].superviseSoon()
+		inst.servers[f.Server].sup.Wake()
 	}
 	vctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), env.Deadline)
 	if tolerated {
 		vctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), env.Budget)
 	}
 	defer cancel()
-	return inst, append(failures, inst.verify(vctx)...), nil
+	failures = append(failures, inst.verify(vctx)...)
+	if slices.ContainsFunc(failures, func(f *runtime.Failure) bool { return f.Fatal }) {
+		return inst, failures, nil
+	}
+	// Start-up is over: from now on a server that is not ready is its
+	// supervisor's.
+	for _, s := range inst.servers {
+		s.opened()
+	}
+	return inst, failures, nil
 }
 
 // needed returns the servers to open: every server an agent grants, and
@@ -147,13 +168,25 @@ func (s *server) open(ctx context.Context) *runtime.Failure {
 	return nil
 }
 
+// opened ends start-up for a server: what finds it down from now on wakes
+// its supervisor, and a server that is not ready already has it woken.
+func (s *server) opened() {
+	s.mu.Lock()
+	s.opening = false
+	ready := s.state == runtime.StateReady
+	s.mu.Unlock()
+	if !ready {
+		s.sup.Wake()
+	}
+}
+
 // maxIdleConnsPerServer is how many idle connections a server's HTTP
 // transport keeps.
 const maxIdleConnsPerServer = 64
 
 func (i *instance) newServer(name string) *server {
 	spec := i.specs[name]
-	s := &server{inst: i, spec: spec, name: name, log: i.log, state: runtime.StateConnecting}
+	s := &server{inst: i, spec: spec, name: name, log: i.log, state: runtime.StateConnecting, since: time.Now(), opening: true}
 	s.sup = runtime.NewSupervisor(i.env.Closing, s.reconnect, nil)
 	s.stderr = childproc.NewStderrLog(i.log, name)
 	if spec.Transport != mcpkind.TransportStdio {
@@ -231,8 +264,12 @@ func (s *server) prepare(ctx context.Context) error {
 	return nil
 }
 
-// verify lists every opened server's tools and checks them against the
-// lock, and each grant's and declared use's filters against them.
+// verify lists the tools of every server that connected and could not be
+// listed in the first phase, and checks them against the lock, and each
+// grant's and declared use's filters against them. A server that cannot
+// list its tools is MCP_LIST_FAILED, fatal when it is required (a required
+// server's listing that does not finish in time is STARTUP_TIMEOUT); an
+// optional one is tolerated, and its supervisor lists it again.
 func (i *instance) verify(ctx context.Context) []*runtime.Failure {
 	var (
 		mu       sync.Mutex
@@ -241,35 +278,43 @@ func (i *instance) verify(ctx context.Context) []*runtime.Failure {
 	)
 	for _, name := range config.SortedKeys(i.servers) {
 		s := i.servers[name]
-		if st, _, _, _ := s.status(); st != runtime.StateReady {
-			continue // tolerated: its filters are checked when it connects
+		if !s.connected() {
+			continue // a failure of the first phase: its supervisor connects it
 		}
 		g.Go(func() error {
-			_, _, err := s.refresh(ctx, false) // lists only a server phase 1 could not
+			var err error
+			if s.status().state != runtime.StateReady {
+				if _, _, err = s.refresh(ctx, true); err == nil {
+					err = s.readyErr()
+				}
+			}
+			fatal := true
 			switch {
-			case err != nil && ctx.Err() != nil:
+			case err != nil && ctx.Err() != nil && s.spec.Required:
 				err = diag.Wrap(diag.StartupTimeout, err, "server %s: listing its tools did not finish within ai.startup_timeout_ms", name)
+			case err != nil && ctx.Err() != nil:
+				err, fatal = s.listTimedOut(err), false
 			case err != nil:
-				err = diag.Wrap(diag.MCPServerUnreachable, err, "server %s: tools/list failed", name)
+				fatal = s.spec.Required
 			default:
 				err = i.checkLock(s)
 			}
 			if err != nil {
 				mu.Lock()
-				failures = append(failures, &runtime.Failure{Server: name, Fatal: true, Err: err})
+				failures = append(failures, &runtime.Failure{Server: name, Kind: "mcp", Fatal: fatal, Err: err})
 				mu.Unlock()
 			}
 			return nil
 		})
 	}
 	_ = g.Wait()
-	if len(failures) > 0 {
-		slices.SortFunc(failures, func(a, b *runtime.Failure) int { return strings.Compare(a.Server, b.Server) })
+	slices.SortFunc(failures, func(a, b *runtime.Failure) int { return strings.Compare(a.Server, b.Server) })
+	if slices.ContainsFunc(failures, func(f *runtime.Failure) bool { return f.Fatal }) {
 		return failures
 	}
 	for _, name := range config.SortedKeys(i.servers) {
 		for _, err := range i.checkServerFilters(name, true) {
-			failures = append(failures, &runtime.Failure{Server: name, Err: err, Fatal: true})
+			failures = append(failures, &runtime.Failure{Server: name, Kind: "mcp", Err: err, Fatal: true})
 		}
 	}
 	return failures
@@ -305,7 +350,7 @@ func (i *instance) checkServerFilters(server string, all bool) []error {
 // checkFilters reports patterns that match none of an opened server's tools.
 func (i *instance) checkFilters(server string, include, exclude []string, who string) error {
 	s := i.servers[server]
-	if st, _, _, _ := s.status(); st != runtime.StateReady {
+	if s.status().state != runtime.StateReady {
 		return nil
 	}
 	s.mu.Lock()
@@ -365,14 +410,9 @@ func (i *instance) stale(s *server) {
 	}()
 }
 
-// reconnected runs after the supervisor reconnected a server: its filters
-// are verified against what it offers now.
+// reconnected runs after the supervisor made a server ready again: its
+// filters are verified against what it offers now.
 func (i *instance) reconnected(s *server) {
-	ctx, cancel := context.WithTimeout(i.env.Closing, i.env.Budget)
-	defer cancel()
-	if _, _, err := s.refresh(ctx, true); err != nil {
-		return
-	}
 	if errs := i.checkServerFilters(s.name, false); len(errs) > 0 {
 		i.log.Error("filter matches no tool after reconnect", "server", s.name, "code", diag.CodeOf(errs[0]), "detail", errs[0].Error())
 	}
@@ -406,21 +446,34 @@ func (i *instance) Status() []runtime.Dependency {
 	out := make([]runtime.Dependency, 0, len(i.servers))
 	for _, name := range config.SortedKeys(i.servers) {
 		s := i.servers[name]
-		st, code, tools, listed := s.status()
-		d := runtime.Dependency{Name: name, Kind: "mcp", State: st, Required: s.spec.Required, Tools: tools, Agents: slices.Clone(s.spec.GrantedTo)}
-		if st != runtime.StateReady {
-			d.Code = code
+		st := s.status()
+		since := st.since.UTC().Truncate(time.Millisecond)
+		d := runtime.Dependency{Name: name, Kind: "mcp", State: st.state, Since: &since, Required: s.spec.Required, Tools: st.tools, Agents: slices.Clone(s.spec.GrantedTo)}
+		if st.state != runtime.StateReady {
+			d.Code = st.code
 			if d.Code == "" {
 				d.Code = diag.MCPServerUnreachable
 			}
 		}
-		if !listed.IsZero() {
-			t := listed.UTC().Truncate(time.Millisecond)
+		if !st.listedAt.IsZero() {
+			t := st.listedAt.UTC().Truncate(time.Millisecond)
 			d.ListedAt = &t
 		}
 		out = append(out, d)
 	}
 	return out
+}
+
+// Recheck has the supervisor of every server that is not ready make an
+// attempt now, and waits, within ctx, until each has ended.
+func (i *instance) Recheck(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, s := range i.servers {
+		if s.status().state != runtime.StateReady {
+			wg.Go(func() { _ = s.sup.Recheck(ctx) })
+		}
+	}
+	wg.Wait()
 }
 
 // Pins returns what each opened server offers now, for the lock.
@@ -451,4 +504,5 @@ var (
 	_ runtime.Instance    = (*instance)(nil)
 	_ runtime.Pinner      = (*instance)(nil)
 	_ runtime.MCPProvider = (*instance)(nil)
+	_ runtime.Rechecker   = (*instance)(nil)
 )

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -42,24 +43,26 @@ type server struct {
 
 	stale atomic.Bool // a list_changed arrived; re-list before the next use
 
-	mu        sync.Mutex
-	sess      *mcp.ClientSession
-	cmd       *exec.Cmd
-	state     runtime.State
-	code      diag.Code     // why the server is down
-	reason    error         // the transport's reason (debug only)
-	connErr   error         // the coded error of the last failed connection attempt
-	attempt   chan struct{} // non-nil while a connection attempt runs
-	attempts  uint64        // connection attempts ended
-	tools     []*mcp.Tool
-	gen       uint64 // bumped whenever tools change
-	listedAt  time.Time
-	listing   chan struct{} // non-nil while a re-list runs
-	closing   bool
-	sup       *runtime.Supervisor // reconnects the server while it is down
-	refs      int
-	wg        sync.WaitGroup
-	downSince time.Time
+	mu         sync.Mutex
+	sess       *mcp.ClientSession
+	cmd        *exec.Cmd
+	statuses   *statusWatch  // the HTTP statuses sess was answered with; nil for stdio
+	state      runtime.State // ready only with a session over which the tools were listed
+	since      time.Time     // when state last changed
+	code       diag.Code     // why the server is not ready
+	downErr    error         // the coded error of why it is not ready
+	reason     error         // the transport's reason (debug only)
+	attempt    chan struct{} // non-nil while a connection attempt runs
+	opening    bool          // start-up runs, and will report the outcome
+	recovering bool          // the supervisor's attempt runs
+	tools      []*mcp.Tool
+	gen        uint64 // bumped whenever tools change
+	listedAt   time.Time
+	listing    chan struct{} // non-nil while a listing runs
+	closing    bool
+	sup        *runtime.Supervisor // brings the server back while it is not ready
+	refs       int
+	wg         sync.WaitGroup
 }
 
 // acquire takes a reference on the server; release drops it, and the last
@@ -184,7 +187,8 @@ func (c *crossOrigin) Error() string {
 }
 
 // connect opens a new session. On success it becomes the server's session
-// and a watcher notices when it ends.
+// and a watcher notices when it ends; the server is ready only once its
+// tools are listed over it (refresh).
 func (s *server) connect(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closing {
@@ -199,17 +203,16 @@ func (s *server) connect(ctx context.Context) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		return s.readyErr()
+		return s.connectedErr()
 	}
 	ch := make(chan struct{})
 	s.attempt = ch // the state stays as it is (connecting at first, down after a failure) until this ends
 	s.mu.Unlock()
 
-	sess, cmd, err := s.dial(ctx)
+	sess, cmd, at, err := s.dial(ctx)
 
 	s.mu.Lock()
 	s.attempt = nil
-	s.attempts++
 	close(ch)
 	if s.closing {
 		s.mu.Unlock()
@@ -217,25 +220,24 @@ func (s *server) connect(ctx context.Context) error {
 		return errClosed
 	}
 	if err != nil {
-		s.state, s.code, s.reason, s.connErr = runtime.StateDown, diag.CodeOf(err), errors.Unwrap(err), err
-		if s.downSince.IsZero() {
-			s.downSince = time.Now()
-		}
+		s.setDown(err, errors.Unwrap(err))
 		s.mu.Unlock()
 		return err
 	}
 	old, oldCmd := s.sess, s.cmd
-	s.sess, s.cmd = sess, cmd
-	s.state, s.code, s.reason, s.connErr, s.downSince = runtime.StateReady, "", nil, nil, time.Time{}
+	s.sess, s.cmd, s.statuses = sess, cmd, at.status
 	s.wg.Add(1)
 	s.mu.Unlock()
 	closeSession(old, oldCmd)
+	if at.status != nil {
+		at.status.onLost(func(err error) { s.broken(sess, err) })
+	}
 	go s.watch(sess)
 	return nil
 }
 
 // dial makes one connection attempt. Its error is coded and says why.
-func (s *server) dial(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, error) {
+func (s *server) dial(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, *attempt, error) {
 	t, at := s.transport()
 	var opts *mcp.ClientSessionOptions
 	if v := s.spec.ProtocolVersion; v != "" && v != "auto" {
@@ -244,24 +246,61 @@ func (s *server) dial(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, error
 	sess, err := s.client.Connect(ctx, t, opts)
 	if err != nil {
 		childproc.KillGroup(at.cmd)
-		return nil, nil, s.connectError(ctx, err, at)
+		return nil, nil, at, s.connectError(ctx, err, at)
 	}
-	return sess, at.cmd, nil
+	return sess, at.cmd, at, nil
 }
 
-func (s *server) readyErr() error {
+// connectedErr reports whether the server has a session, after a connect
+// attempt it shared.
+func (s *server) connectedErr() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.state == runtime.StateReady {
+	switch {
+	case s.sess != nil:
 		return nil
-	}
-	if s.closing {
+	case s.closing:
 		return errClosed
-	}
-	if s.connErr != nil {
-		return s.connErr
+	case s.downErr != nil:
+		return s.downErr
 	}
 	return diag.Wrap(diag.MCPServerUnreachable, s.reason, "server %s is not connected", s.name)
+}
+
+// setState moves the server to st; since moves only when the state
+// changes. s.mu is held.
+func (s *server) setState(st runtime.State) {
+	if s.state != st {
+		s.state, s.since = st, time.Now()
+	}
+}
+
+// setReady records a server whose session is up and whose tools are
+// listed. s.mu is held.
+func (s *server) setReady() {
+	s.setState(runtime.StateReady)
+	s.code, s.downErr, s.reason = "", nil, nil
+}
+
+// setDown records a server that is not ready: err is the coded error that
+// says why, reason the transport's (logged at DEBUG only). s.mu is held.
+func (s *server) setDown(err, reason error) {
+	s.setState(runtime.StateDown)
+	s.code, s.downErr, s.reason = diag.CodeOf(err), err, reason
+}
+
+// wake asks the supervisor for an attempt now, unless start-up or the
+// supervisor's own attempt is what found the server down: they report the
+// outcome themselves, and an attempt's error paces the next one, so that a
+// server that fails every attempt the same way is retried with backoff,
+// not in a tight loop.
+func (s *server) wake() {
+	s.mu.Lock()
+	quiet := s.opening || s.recovering
+	s.mu.Unlock()
+	if !quiet {
+		s.sup.Wake()
+	}
 }
 
 var errClosed = errors.New("runtime closed")
@@ -274,7 +313,8 @@ func (s *server) watch(sess *mcp.ClientSession) {
 	s.broken(sess, err)
 }
 
-// broken marks sess as dead, once, and starts the reconnect loop.
+// broken marks sess as dead, once, and wakes the supervisor: the server is
+// down from now on, whatever the transport would still retry.
 func (s *server) broken(sess *mcp.ClientSession, err error) {
 	s.mu.Lock()
 	if s.closing || s.sess != sess || sess == nil {
@@ -282,73 +322,168 @@ func (s *server) broken(sess *mcp.ClientSession, err error) {
 		return
 	}
 	cmd := s.cmd
-	s.sess, s.cmd = nil, nil
-	s.state, s.code, s.reason, s.downSince = runtime.StateDown, diag.ToolUnavailable, err, time.Now()
+	s.sess, s.cmd, s.statuses = nil, nil, nil
+	s.setDown(diag.Wrap(diag.ToolUnavailable, err, "server %s lost its connection; reconnecting", s.name), err)
 	s.mu.Unlock()
 	s.log.Warn("server connection lost", "server", s.name, "code", diag.ToolUnavailable)
 	s.log.Debug("server connection lost", "server", s.name, "reason", errString(err))
 	go closeSession(sess, cmd)
-	s.superviseSoon()
+	s.wake()
 }
 
-// superviseSoon wakes the server's supervisor (Supervisor: capped, jittered
-// backoff, single-flight; the first attempt at once, and a caller that finds
-// the server down gets the next one now).
-func (s *server) superviseSoon() { s.sup.Wake() }
-
-// reconnect is one attempt of the supervisor, bounded by the start-up
-// budget. After it the server's tools are listed again (they may have
-// changed while it was away) and watchers told.
+// reconnect is one attempt of the supervisor to make the server ready,
+// bounded by the start-up budget: a new session when it has none, then a
+// listing of its tools (they may have changed while it was away, or could
+// not be listed before). It returns nil at once when the server is ready,
+// and otherwise the coded error of why it is still not; a server lost
+// again during the attempt is reported, so that the loop goes on.
 func (s *server) reconnect(ctx context.Context) error {
 	s.mu.Lock()
-	done := s.sess != nil || s.closing
-	s.mu.Unlock()
-	if done {
+	if s.closing || s.state == runtime.StateReady {
+		s.mu.Unlock()
 		return nil
 	}
+	s.recovering = true
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.recovering = false
+		s.mu.Unlock()
+	}()
 	actx, cancel := context.WithTimeout(ctx, s.inst.env.Budget)
 	defer cancel()
-	err := s.connect(actx)
-	switch {
-	case err == nil:
-		s.log.Info("server reconnected", "server", s.name)
-		s.markStale()
-		s.inst.reconnected(s)
-		return nil
-	case errors.Is(err, errClosed):
-		return nil
+	// A session kept from before (its server could not list its tools) may
+	// have ended since, when the listing over it is what finds out: then
+	// one new session, in the same attempt.
+	for kept := s.connected(); ; kept = false {
+		if !s.connected() {
+			if err := s.connect(actx); err != nil {
+				if errors.Is(err, errClosed) {
+					return nil
+				}
+				s.log.Debug("reconnect failed", "server", s.name, "reason", errString(err))
+				return err
+			}
+			s.log.Info("server reconnected", "server", s.name)
+		}
+		if _, _, err := s.refresh(actx, true); err != nil && actx.Err() != nil && ctx.Err() == nil {
+			s.listTimedOut(err)
+		}
+		if kept && !s.connected() && actx.Err() == nil {
+			continue
+		}
+		break
 	}
-	s.log.Debug("reconnect failed", "server", s.name, "reason", errString(err))
-	return err
+	if err := s.readyErr(); err != nil {
+		s.log.Debug("server still not ready", "server", s.name, "code", diag.CodeOf(err), "reason", errString(err))
+		return err
+	}
+	s.inst.reconnected(s)
+	return nil
 }
 
-// session returns the live session, waiting for a connect attempt in flight
-// (bounded by ctx). A server that is down answers TOOL_UNAVAILABLE.
-func (s *server) session(ctx context.Context) (*mcp.ClientSession, error) {
+// goneStatus is the 502 or 503 that sess was answered with just now (within
+// a second), or 0: see classify.
+func (s *server) goneStatus(sess *mcp.ClientSession) int {
 	s.mu.Lock()
-	sess, attempt, closing := s.sess, s.attempt, s.closing
+	w := s.statuses
+	current := s.sess == sess
 	s.mu.Unlock()
-	if sess != nil {
-		return sess, nil
+	if !current {
+		return 0
 	}
-	if closing {
+	return w.goneWithin(time.Second)
+}
+
+// connected reports a server with a session.
+func (s *server) connected() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sess != nil
+}
+
+// readyErr is nil for a ready (or closed) server, and otherwise the coded
+// error of why it is not ready.
+func (s *server) readyErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closing || s.state == runtime.StateReady:
+		return nil
+	case s.downErr != nil:
+		return s.downErr
+	}
+	return diag.New(diag.MCPServerUnreachable, "server %s is not connected", s.name)
+}
+
+// listTimedOut records a listing over the current session that did not
+// finish within its deadline.
+func (s *server) listTimedOut(err error) error {
+	coded := diag.Wrap(diag.MCPListFailed, err, "server %s connected, but listing its tools did not finish in time", s.name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sess != nil && !s.closing {
+		s.setDown(coded, err)
+	}
+	return coded
+}
+
+// session returns the live session of a ready server. A server that is not
+// ready is re-checked first — its supervisor makes an attempt now, and the
+// call waits briefly for it — so that a server that is back serves the
+// call; one that is still down answers TOOL_UNAVAILABLE.
+func (s *server) session(ctx context.Context) (*mcp.ClientSession, error) {
+	if sess, err := s.readySession(); sess != nil || err != nil {
+		return sess, err
+	}
+	s.recheck(ctx)
+	if sess, err := s.readySession(); sess != nil || err != nil {
+		return sess, err
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return nil, s.unavailable()
+}
+
+// readySession returns the session of a ready server, nil while it is not
+// ready, and an error once it is closed.
+func (s *server) readySession() (*mcp.ClientSession, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closing:
 		return nil, diag.New(diag.ToolUnavailable, "server %s is closed", s.name)
+	case s.state == runtime.StateReady && s.sess != nil:
+		return s.sess, nil
 	}
-	if attempt != nil {
-		select {
-		case <-attempt:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		s.mu.Lock()
-		sess = s.sess
-		s.mu.Unlock()
-		if sess != nil {
-			return sess, nil
-		}
+	return nil, nil
+}
+
+// recheck has the supervisor make an attempt now and waits for it: within
+// ctx, at most runtime.RecheckWait, and at most half of what is left of
+// ctx, so that a call with a short deadline is refused rather than timed
+// out. It reports whether the server is ready.
+func (s *server) recheck(ctx context.Context) bool {
+	wait := runtime.RecheckWait
+	if d, ok := ctx.Deadline(); ok {
+		wait = min(wait, time.Until(d)/2)
 	}
-	s.superviseSoon()
-	return nil, diag.New(diag.ToolUnavailable, "server %s is unavailable; reconnecting", s.name)
+	rctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	_ = s.sup.Recheck(rctx)
+	sess, _ := s.readySession()
+	return sess != nil
+}
+
+// unavailable is the refusal of a call to a server that is not ready.
+func (s *server) unavailable() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.code == diag.MCPListFailed {
+		return diag.Wrap(diag.ToolUnavailable, s.downErr, "server %s cannot list its tools; trying again", s.name)
+	}
+	return diag.Wrap(diag.ToolUnavailable, s.downErr, "server %s is unavailable; reconnecting", s.name)
 }
 
 // listTools fetches every page of the server's tools.
@@ -361,6 +496,9 @@ func listTools(ctx context.Context, sess *mcp.ClientSession) ([]*mcp.Tool, error
 		return res.Tools, res.NextCursor, nil
 	})
 }
+
+// errCursorRepeated is a listing that would never end.
+var errCursorRepeated = errors.New("the server returned the cursor of an earlier page again")
 
 // paginate follows nextCursor until a page has none. A repeated cursor is
 // an error, so a looping server cannot hang start-up.
@@ -378,7 +516,7 @@ func paginate[T any](fetch func(cursor string) ([]T, string, error)) ([]T, error
 			return out, nil
 		}
 		if seen[next] {
-			return nil, fmt.Errorf("the server returned the cursor of an earlier page again")
+			return nil, errCursorRepeated
 		}
 		seen[next] = true
 		cursor = next
@@ -392,13 +530,33 @@ func (s *server) markStale() {
 	s.inst.env.Events.Stale(s.name)
 }
 
-// refresh re-lists the server's tools when they are stale (or never
-// listed). Concurrent callers share one listing. It returns the tools and
-// their generation.
+// refresh returns the server's tools and their generation, listing them
+// first when they are stale (a list_changed arrived) or were never listed,
+// or when force is set. Concurrent callers share one listing.
+//
+// A server that is not ready is listed only when forced (by start-up and
+// by its supervisor): other callers get its last good list, which keeps
+// the toolsets' names stable while it is away, or the error of why it is
+// down, and wake its supervisor. A listing that fails over a live session
+// makes the server down with MCP_LIST_FAILED: it is treated as a server
+// that cannot be reached until a listing succeeds.
 func (s *server) refresh(ctx context.Context, force bool) ([]*mcp.Tool, uint64, error) {
 	for {
 		s.mu.Lock()
-		if !force && !s.stale.Load() && !s.listedAt.IsZero() {
+		listed := !s.listedAt.IsZero()
+		if !force && s.state != runtime.StateReady {
+			tools, gen, err := s.tools, s.gen, s.downErr
+			s.mu.Unlock()
+			s.wake()
+			if listed {
+				return tools, gen, nil
+			}
+			if err == nil {
+				err = diag.New(diag.ToolUnavailable, "server %s is unavailable; reconnecting", s.name)
+			}
+			return nil, 0, err
+		}
+		if !force && !s.stale.Load() && listed {
 			tools, gen := s.tools, s.gen
 			s.mu.Unlock()
 			return tools, gen, nil
@@ -415,21 +573,32 @@ func (s *server) refresh(ctx context.Context, force bool) ([]*mcp.Tool, uint64, 
 		}
 		ch := make(chan struct{})
 		s.listing = ch
+		sess := s.sess
 		s.mu.Unlock()
 
 		s.stale.Store(false) // a list_changed arriving from here on re-lists again
-		tools, err := s.list(ctx)
+		tools, err := s.list(ctx, sess)
 
 		s.mu.Lock()
 		s.listing = nil
 		close(ch)
+		current := sess != nil && s.sess == sess && !s.closing
 		if err != nil {
-			s.markStale()
+			s.stale.Store(true)
+			lost := current && ctx.Err() == nil && s.state == runtime.StateReady
+			if current && ctx.Err() == nil {
+				s.setDown(err, errors.Unwrap(err))
+			}
 			cached, gen := s.tools, s.gen
-			listed := !s.listedAt.IsZero()
 			s.mu.Unlock()
-			if listed { // keep serving the last good list
-				s.log.Debug("re-listing tools failed", "server", s.name, "reason", errString(err))
+			if lost {
+				s.log.Warn("server cannot list its tools", "server", s.name, "code", diag.CodeOf(err), "error", err.Error())
+				s.log.Debug("server cannot list its tools", "server", s.name, "reason", diag.Reason(err))
+			}
+			if current && ctx.Err() == nil {
+				s.wake()
+			}
+			if listed && !force {
 				return cached, gen, nil
 			}
 			return nil, 0, err
@@ -440,6 +609,9 @@ func (s *server) refresh(ctx context.Context, force bool) ([]*mcp.Tool, uint64, 
 		if changed {
 			s.gen++
 		}
+		if current {
+			s.setReady()
+		}
 		gen := s.gen
 		s.mu.Unlock()
 		if changed {
@@ -449,36 +621,36 @@ func (s *server) refresh(ctx context.Context, force bool) ([]*mcp.Tool, uint64, 
 	}
 }
 
-// list lists the server's tools over its live session. It does not wait for
-// a reconnect in flight: every toolset granting the server lists it, and one
-// server's slow handshake must not hold up the tools of the others (its own
-// tools answer TOOL_UNAVAILABLE meanwhile, or keep their last good listing).
-func (s *server) list(ctx context.Context) ([]*mcp.Tool, error) {
-	s.mu.Lock()
-	sess := s.sess
-	s.mu.Unlock()
+// list lists the server's tools over sess. It does not wait for a
+// reconnect in flight: every toolset granting the server lists it, and one
+// server's slow handshake must not hold up the tools of the others. Its
+// error is MCP_LIST_FAILED, or the context's.
+func (s *server) list(ctx context.Context, sess *mcp.ClientSession) ([]*mcp.Tool, error) {
 	if sess == nil {
-		s.superviseSoon()
 		return nil, diag.New(diag.ToolUnavailable, "server %s is unavailable; reconnecting", s.name)
 	}
 	tools, err := listTools(ctx, sess)
 	if err == nil {
 		return tools, nil
 	}
-	if isBroken(err) {
-		s.broken(sess, err)
-	}
 	if ctx.Err() != nil {
 		return nil, err
+	}
+	if isBroken(err) {
+		s.broken(sess, err)
+		return nil, diag.Wrap(diag.MCPListFailed, err, "server %s lost its connection while listing its tools", s.name)
 	}
 	why := rpcReason(err)
 	if why == "" {
 		why, _ = netReason(err, s.host())
 	}
-	if why == "" {
-		return nil, diag.Wrap(diag.MCPServerUnreachable, err, "server %s: tools/list failed", s.name)
+	if why == "" && errors.Is(err, errCursorRepeated) {
+		why = errCursorRepeated.Error()
 	}
-	return nil, diag.Wrap(diag.MCPServerUnreachable, err, "server %s: tools/list failed: %s", s.name, why)
+	if why == "" {
+		return nil, diag.Wrap(diag.MCPListFailed, err, "server %s connected, but tools/list failed", s.name)
+	}
+	return nil, diag.Wrap(diag.MCPListFailed, err, "server %s connected, but tools/list failed: %s", s.name, why)
 }
 
 // Error classes of a failed request.
@@ -488,16 +660,25 @@ const (
 	failCtx         failure = iota // the caller's context ended
 	failNotSent                    // the request cannot have reached the server
 	failUnreachable                // the server cannot be reached: refused, DNS, TLS, a dial timeout
-	failBroken                     // the connection broke; the request may have run
-	failTransient                  // an HTTP error status or a network failure past the dial; the session survives
+	failBroken                     // the connection broke (EOF, reset); the request may have run
+	failGone                       // answered 502 or 503: the server cannot be reached behind its address; it may have run
+	failTransient                  // an HTTP error status the server itself answered; the session survives
 	failProtocol                   // the server answered with a JSON-RPC error
 )
 
 // classify sorts an error of a session call, in the order the SDK's
-// behaviour makes reliable. go-sdk wraps a failure of the HTTP client in
+// behaviour makes reliable; status is a 502 or 503 the session was answered
+// with just now, or 0. go-sdk wraps a failure of the HTTP client in
 // jsonrpc2.ErrRejected (code -32005) whatever it was, so a request that
-// could not even be dialed is told apart by its cause before that code.
-func classify(ctx context.Context, err error) failure {
+// could not even be dialed, or whose connection was reset, is told apart by
+// its cause before that code.
+//
+// A 502 Bad Gateway or 503 Service Unavailable says that the server cannot
+// be reached behind whatever answered (or that it cannot serve at all): it
+// is a connection failure. Any other status is the server's own answer —
+// a 500 may be one tool's failure, a 504 a slow tool behind a proxy — and
+// leaves it up.
+func classify(ctx context.Context, err error, status int) failure {
 	var rpcErr *jsonrpc.Error
 	switch {
 	case ctx.Err() != nil:
@@ -506,22 +687,26 @@ func classify(ctx context.Context, err error) failure {
 		return failNotSent
 	case dialFailed(err):
 		return failUnreachable
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
 		return failBroken
-	case errors.As(err, &rpcErr) && rpcErr.Code == -32005:
+	case errors.As(err, &rpcErr) && rpcErr.Code == codeRejected && (status == http.StatusBadGateway || status == http.StatusServiceUnavailable):
+		return failGone
+	case errors.As(err, &rpcErr) && rpcErr.Code == codeRejected:
 		return failTransient
-	case errors.As(err, &rpcErr) && rpcErr.Code != -32003 && rpcErr.Code != -32004:
+	case errors.As(err, &rpcErr) && rpcErr.Code != codeClientClosing && rpcErr.Code != codeServerClosing:
 		return failProtocol
 	}
 	return failBroken
 }
 
+// isBroken reports an error of a request whose connection, not the request
+// itself, failed.
 func isBroken(err error) bool {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return false // the caller gave up; the session is fine
 	}
-	f := classify(context.Background(), err)
-	return f == failNotSent || f == failUnreachable || f == failBroken
+	f := classify(context.Background(), err, 0)
+	return f == failNotSent || f == failUnreachable || f == failBroken || f == failGone
 }
 
 // dialFailed reports an error of a request that never left this worker
@@ -538,49 +723,18 @@ func errString(err error) string {
 	return err.Error()
 }
 
-// status returns the server's state for health reports.
-func (s *server) status() (runtime.State, diag.Code, int, time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.state, s.code, len(s.tools), s.listedAt
+// serverStatus is a server's state for health reports.
+type serverStatus struct {
+	state    runtime.State
+	code     diag.Code
+	tools    int
+	listedAt time.Time
+	since    time.Time
 }
 
-// waitReady waits until the server has a session again, for at most one
-// connection attempt: a call that cannot have reached the server is sent
-// again when a reconnect succeeds at once, and answered when it fails,
-// rather than held until its deadline while the server stays down. ctx
-// bounds the wait.
-func (s *server) waitReady(ctx context.Context) error {
+// status returns the server's state for health reports.
+func (s *server) status() serverStatus {
 	s.mu.Lock()
-	since := s.attempts
-	s.mu.Unlock()
-	for {
-		s.mu.Lock()
-		sess, closing, attempt, ended, connErr := s.sess, s.closing, s.attempt, s.attempts != since, s.connErr
-		s.mu.Unlock()
-		switch {
-		case sess != nil:
-			return nil
-		case closing:
-			return errClosed
-		case ended && connErr != nil:
-			return connErr
-		case ended:
-			return diag.New(diag.MCPServerUnreachable, "server %s is not connected", s.name)
-		}
-		if attempt == nil {
-			s.superviseSoon()
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-time.After(10 * time.Millisecond):
-			}
-			continue
-		}
-		select {
-		case <-attempt:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
+	defer s.mu.Unlock()
+	return serverStatus{state: s.state, code: s.code, tools: len(s.tools), listedAt: s.listedAt, since: s.since}
 }

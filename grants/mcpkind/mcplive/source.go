@@ -2,6 +2,7 @@ package mcplive
 
 import (
 	"context"
+	"net/http"
 	"path"
 	"slices"
 	"strconv"
@@ -47,11 +48,20 @@ func (m *source) TransportTimeout() time.Duration {
 // MaxResultBytes is the server's max_result_bytes.
 func (m *source) MaxResultBytes() int { return m.srv.spec.MaxResultBytes }
 
-// Down reports a server without a session.
+// Down reports a server that is not ready: without a session, or whose
+// tools could not be listed over it.
 func (m *source) Down() bool {
-	st, _, _, _ := m.srv.status()
-	return st != runtime.StateReady
+	return m.srv.status().state != runtime.StateReady
 }
+
+// Wake has the server's supervisor make an attempt now, without waiting
+// for it.
+func (m *source) Wake() { m.srv.wake() }
+
+// Recheck has the server's supervisor make an attempt now and waits for it
+// (within ctx, at most runtime.RecheckWait); it reports whether the server
+// is ready.
+func (m *source) Recheck(ctx context.Context) bool { return m.srv.recheck(ctx) }
 
 // Lingers reports an HTTP server: go-sdk reads the rest of a response
 // stream after handing over the result, and cancelling the call's context
@@ -197,11 +207,14 @@ func onProgress(tok string, f func(runtime.Progress)) (unregister func()) {
 
 func newProgressToken() string { return "heddle-" + strconv.FormatUint(progressSeq.Add(1), 10) }
 
-// call sends one tools/call over the shared session. A request that cannot
-// have reached the server is re-sent once after a reconnect, and so is any
-// request to a tool marked read-only or idempotent (the operator's
-// read_only_tools/idempotent_tools override the server's hints); any other
-// request whose connection broke is reported, not repeated.
+// call sends one tools/call over the shared session. A server that is not
+// ready is re-checked first (session). A request whose connection failed —
+// refused, reset, ended, a 502 or 503 — makes the server down at once; one
+// that cannot have reached the server is sent once more if the re-check
+// brings the server back, and so is any request to a tool marked read-only
+// or idempotent (the operator's read_only_tools/idempotent_tools override
+// the server's hints); any other request whose connection broke is
+// reported, not repeated.
 func (m *source) call(ctx context.Context, t *mcp.Tool, args map[string]any) (*mcp.CallToolResult, error) {
 	params := &mcp.CallToolParams{Name: t.Name, Arguments: args}
 	if args == nil {
@@ -229,14 +242,15 @@ func (m *source) call(ctx context.Context, t *mcp.Tool, args map[string]any) (*m
 		if limit, ok := msglimit.Refused(err); ok && ctx.Err() == nil {
 			return nil, m.tooLarge(t, limit) // the session is fine: nothing to retry
 		}
-		switch classify(ctx, err) {
+		status := m.srv.goneStatus(sess)
+		switch classify(ctx, err, status) {
 		case failCtx:
 			return nil, ctx.Err()
 		case failProtocol:
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil
 		case failUnreachable: // not sent: the server is down until a reconnect succeeds
 			m.srv.broken(sess, err)
-			if attempt == 0 && m.srv.waitReady(ctx) == nil {
+			if attempt == 0 && m.srv.recheck(ctx) {
 				continue
 			}
 			reason, _ := netReason(err, m.srv.host())
@@ -249,18 +263,20 @@ func (m *source) call(ctx context.Context, t *mcp.Tool, args map[string]any) (*m
 			return nil, diag.Wrap(diag.ToolUnavailable, err, "server %s answered with a transient error; try again later", m.srv.name)
 		case failNotSent:
 			m.srv.broken(sess, err)
-			if attempt == 0 {
-				if m.srv.waitReady(ctx) == nil {
-					continue
-				}
+			if attempt == 0 && m.srv.recheck(ctx) {
+				continue
 			}
 			return nil, diag.Wrap(diag.ToolUnavailable, err, "server %s is unavailable; reconnecting", m.srv.name)
+		case failGone: // whatever answered for the server could not reach it: the tool may have run
+			m.srv.broken(sess, err)
+			if attempt == 0 && resendable(t) && m.srv.recheck(ctx) {
+				continue
+			}
+			return nil, diag.Wrap(diag.ToolUnavailable, err, "server %s answered HTTP %d %s, so the call may or may not have run; reconnecting", m.srv.name, status, http.StatusText(status))
 		default: // the connection broke mid-call: the tool may have run
 			m.srv.broken(sess, err)
-			if attempt == 0 && resendable(t) {
-				if m.srv.waitReady(ctx) == nil {
-					continue
-				}
+			if attempt == 0 && resendable(t) && m.srv.recheck(ctx) {
+				continue
 			}
 			return nil, diag.Wrap(diag.ToolUnavailable, err, "the connection to server %s broke during the call, which may or may not have run; reconnecting", m.srv.name)
 		}

@@ -103,7 +103,7 @@ func (Kind) Open(ctx context.Context, env runtime.KindEnv) (runtime.Instance, []
 		named := *src
 		named.Name = name
 		d := &database{inst: inst, name: name, spec: &named,
-			required: src.Required, state: runtime.StateConnecting}
+			required: src.Required, state: runtime.StateConnecting, since: time.Now()}
 		if src.Driver == "postgres" {
 			d.sup = runtime.NewSupervisor(inst.ctx, d.reconnect, nil)
 		}
@@ -158,6 +158,19 @@ func (i *instance) Status() []runtime.Dependency {
 		out = append(out, i.dbs[name].status())
 	}
 	return out
+}
+
+// Recheck has every PostgreSQL source that is down reconnected now, and
+// waits, within ctx, until each attempt has ended. (An SQLite source is
+// never down once open.)
+func (i *instance) Recheck(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, d := range i.dbs {
+		if eng, _ := d.current(); eng == nil && d.sup != nil {
+			wg.Go(func() { _ = d.sup.Recheck(ctx) })
+		}
+	}
+	wg.Wait()
 }
 
 // Close stops the supervisors and closes every database.
@@ -229,6 +242,7 @@ type database struct {
 	eng     engine // nil while not ready
 	stmts   map[string]*statement
 	state   runtime.State
+	since   time.Time // when state last changed
 	code    diag.Code
 	readyAt time.Time
 	tools   int                 // tools offered across agents, for Status
@@ -295,14 +309,24 @@ func (d *database) setReady(ctx context.Context, eng engine) error {
 	eng.prepare(ctx, texts)
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.eng, d.stmts, d.state, d.code, d.readyAt = eng, stmts, runtime.StateReady, "", time.Now()
+	d.moveTo(runtime.StateReady)
+	d.eng, d.stmts, d.code, d.readyAt = eng, stmts, "", time.Now()
 	return nil
 }
 
 func (d *database) setDown(code diag.Code) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.state, d.code = runtime.StateDown, code
+	d.moveTo(runtime.StateDown)
+	d.code = code
+}
+
+// moveTo sets the source's state; since moves only when it changes. d.mu
+// is held.
+func (d *database) moveTo(st runtime.State) {
+	if d.state != st {
+		d.state, d.since = st, time.Now()
+	}
 }
 
 // current returns the engine and statements, or nil when the source is not
@@ -319,7 +343,8 @@ func (d *database) current() (engine, map[string]*statement) {
 func (d *database) status() runtime.Dependency {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	dep := runtime.Dependency{Name: d.name, Kind: KindName, State: d.state, Required: d.required,
+	since := d.since.UTC().Truncate(time.Millisecond)
+	dep := runtime.Dependency{Name: d.name, Kind: KindName, State: d.state, Since: &since, Required: d.required,
 		Tools: d.tools, Agents: slices.Clone(d.spec.GrantedTo)}
 	if d.state != runtime.StateReady {
 		dep.Code = d.code
@@ -336,7 +361,7 @@ func (d *database) status() runtime.Dependency {
 func (d *database) close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.state = runtime.StateClosed
+	d.moveTo(runtime.StateClosed)
 	if d.eng == nil {
 		return nil
 	}
@@ -354,7 +379,8 @@ func (d *database) lost(eng engine) {
 		d.mu.Unlock()
 		return
 	}
-	d.state, d.code = runtime.StateDown, diag.ToolUnavailable
+	d.moveTo(runtime.StateDown)
+	d.code = diag.ToolUnavailable
 	d.mu.Unlock()
 	d.inst.log.Warn("sql source lost its connection; reconnecting", "source", d.name, "code", diag.ToolUnavailable)
 	d.superviseSoon()
@@ -585,6 +611,7 @@ func errorResult(msg string) *mcp.CallToolResult {
 var (
 	_ runtime.Kind           = Kind{}
 	_ runtime.Instance       = (*instance)(nil)
+	_ runtime.Rechecker      = (*instance)(nil)
 	_ runtime.Source         = (*source)(nil)
 	_ runtime.TimedSource    = (*source)(nil)
 	_ runtime.CappedSource   = (*source)(nil)

@@ -421,7 +421,7 @@ func TestSQLiteHealth(t *testing.T) {
 	}
 	d := rep.Dependencies[0]
 	if d.Name != "warehouse" || d.Kind != "sql" || d.State != runtime.StateReady || !d.Required || d.Tools != 1 || d.ListedAt == nil ||
-		!slices.Equal(d.Agents, []string{"analyst"}) {
+		d.Since == nil || d.Since.After(time.Now()) || !slices.Equal(d.Agents, []string{"analyst"}) {
 		t.Errorf("dependency = %+v", d)
 	}
 }
