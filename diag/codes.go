@@ -83,6 +83,7 @@ const (
 	Unauthenticated Code = "UNAUTHENTICATED"
 	Forbidden       Code = "FORBIDDEN"
 	TooBusy         Code = "TOO_BUSY"
+	NotFound        Code = "NOT_FOUND"
 )
 
 // Call-time codes.
@@ -100,4 +101,5 @@ const (
 	AgentUnknown    Code = "AGENT_UNKNOWN"
 	ToolArgsInvalid Code = "TOOL_ARGS_INVALID"
 	SQLParamUnbound Code = "SQL_PARAM_UNBOUND"
+	ShuttingDown    Code = "SHUTTING_DOWN"
 )
