@@ -20,7 +20,7 @@ import (
 func TestServeCommand(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{
-		"config/api.yaml": "serve:\n  auth: {kind: none}\n  hosts: [heddle.test]\n  limits: {read_header_timeout_ms: 300}\nai: {}\n",
+		"config/api.yaml":     "serve:\n  auth: {kind: none}\n  hosts: [heddle.test]\n  limits: {read_header_timeout_ms: 300}\nai: {}\n",
 		"agents/a/agent.yaml": "capabilities: []\n",
 	})
 	t.Chdir(dir)
