@@ -102,6 +102,10 @@ func TestServeHandler(t *testing.T) {
 	if r.contains(`"hi"`) {
 		t.Error("metrics carry an argument value")
 	}
+	// Text comes back as the tool wrote it, isError present though false.
+	if r := f.post("/v1/agents/a/tools/echo", `{"text":"<a & b>"}`); r.status != 200 || !r.contains(`"text":"<a & b>"`) || !r.contains(`"isError":false`) {
+		t.Errorf("echo of <a & b>: %d %s", r.status, r.body)
+	}
 }
 
 // TestAgents: GET /v1/agents lists every agent, sorted, with its

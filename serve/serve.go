@@ -77,6 +77,8 @@ type Server struct {
 	mux    *http.ServeMux
 	hosts  hosts
 	origin *http.CrossOriginProtection
+	// guarded is mux behind origin's check.
+	guarded http.Handler
 	// inFlight holds one token per call or tool listing being served; it
 	// has room for serve.limits.max_in_flight.
 	inFlight chan struct{}
@@ -112,6 +114,7 @@ func New(ctx context.Context, rt *runtime.Runtime, opts *Options) (*Server, erro
 		Error(w, http.StatusForbidden, diag.New(diag.Forbidden, "a browser sent this request from a page of another origin (Sec-Fetch-Site or Origin): the API is for services, not for pages"))
 	}))
 	s.routes(opts.Metrics)
+	s.guarded = s.origin.Handler(s.mux)
 	s.srv = s.httpServer()
 	return s, nil
 }
@@ -171,7 +174,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Error(w, http.StatusForbidden, diag.New(diag.Forbidden, "the Host header names a host this worker does not answer to: only its address, localhost on loopback, and serve.hosts are accepted (DNS rebinding)"))
 		return
 	}
-	s.origin.Handler(s.mux).ServeHTTP(w, r)
+	s.guarded.ServeHTTP(w, r)
 }
 
 // authenticated runs h for a request whose caller serve.auth accepts, with
