@@ -219,7 +219,7 @@ var catalog = []Entry{
 		Fix:     "Call the worker by an accepted name (add the name callers use to serve.hosts), or by its address; call the API from a server, not from a page in a browser; and send identity headers only through a configured proxy.",
 		Example: "curl -H 'Host: evil.example' http://127.0.0.1:8080/v1/agents"},
 	{Code: TooBusy, Phase: PhaseCall,
-		Meaning: "heddle serve already serves serve.limits.max_in_flight calls and tool listings, and answered this one 503 with Retry-After instead of queueing it. Nothing was called. The probes and /metrics are never refused for it.",
+		Meaning: "heddle serve already serves serve.limits.max_in_flight calls and listings (of the agents, or of an agent's tools), and answered this one 503 with Retry-After instead of queueing it. Nothing was called. The probes and /metrics are never refused for it.",
 		Fix:     "Retry after the time Retry-After gives, spread the load over more workers, or raise serve.limits.max_in_flight if the worker and its servers have room.",
 		Example: "a 1025th concurrent call with the default max_in_flight of 1024"},
 	{Code: RequestTooLarge, Phase: PhaseCall,

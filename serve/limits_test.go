@@ -27,9 +27,9 @@ import (
 const holdAgent = "capabilities: [{kind: usecase, keys: [serve.echo, serve.hold]}]\npolicies: {tool_timeout_ms: 60000}\n"
 
 // TestTooBusy: with max_in_flight calls under way, one more call, or a
-// listing, is answered 503 TOO_BUSY with Retry-After at once, and nothing
-// is called; the probes and the metrics still answer, and once a call
-// ends the next one is served.
+// listing of tools or agents, is answered 503 TOO_BUSY with Retry-After at
+// once, and nothing is called; the probes, the metrics and the API
+// document still answer, and once a call ends the next one is served.
 func TestTooBusy(t *testing.T) {
 	const maxInFlight = 3
 	f := startFront(t, trustLoopback+fmt.Sprintf("  limits: {max_in_flight: %d}\n", maxInFlight)+inMemoryServer,
@@ -46,12 +46,13 @@ func TestTooBusy(t *testing.T) {
 		f.post("/v1/agents/h/tools/serve_echo", `{"text":"x"}`),
 		f.post("/v1/agents/a/tools/echo", `{"text":"x"}`),
 		f.get("/v1/agents/a/tools"),
+		f.get("/v1/agents"),
 	} {
 		if got := codes(t, r); r.status != 503 || !slices.Equal(got, []diag.Code{diag.TooBusy}) || r.header.Get("Retry-After") != "1" {
 			t.Errorf("%s at max_in_flight: %d %v Retry-After %q", r.req.URL.Path, r.status, got, r.header.Get("Retry-After"))
 		}
 	}
-	for _, path := range []string{"/livez", "/readyz", "/metrics", "/v1/agents"} {
+	for _, path := range []string{"/livez", "/readyz", "/metrics", "/v1/openapi.json"} {
 		if r := f.get(path); r.status != 200 {
 			t.Errorf("%s at max_in_flight: %d %s", path, r.status, r.body)
 		}

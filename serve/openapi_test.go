@@ -304,6 +304,7 @@ func TestOpenAPI(t *testing.T) {
 	go func() { held <- busy.post("/v1/agents/h/tools/serve_hold", `{}`) }()
 	<-holdStarted
 	check(busy.get("/v1/agents/h/tools"))
+	check(busy.get("/v1/agents"))
 	check(busy.post("/v1/agents/h/tools/serve_echo", `{"text": "x"}`))
 	releaseHeld()
 	check(<-held)

@@ -79,8 +79,9 @@ type Server struct {
 	origin *http.CrossOriginProtection
 	// guarded is mux behind origin's check.
 	guarded http.Handler
-	// inFlight holds one token per call or tool listing being served; it
-	// has room for serve.limits.max_in_flight.
+	// inFlight holds one token per call or listing (of the agents, or of
+	// an agent's tools) being served; it has room for
+	// serve.limits.max_in_flight.
 	inFlight chan struct{}
 	conns    *connLimit
 	srv      *http.Server
@@ -225,6 +226,11 @@ func (s *Server) admit(w http.ResponseWriter) (release func(), ok bool) {
 }
 
 func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
+	release, ok := s.admit(w)
+	if !ok {
+		return
+	}
+	defer release()
 	agents := s.rt.Plan().Agents
 	out := make([]Agent, 0, len(agents))
 	for _, name := range slices.Sorted(maps.Keys(agents)) {
