@@ -63,12 +63,13 @@ fuzz:
 	done
 
 # The benchmarks of docs/performance.md: heddle's call path and start-up side
-# by side with the raw go-sdk client, the name index, and the compiler. About
-# two minutes on two cores. BENCH narrows them (make bench BENCH=CallOverhead);
+# by side with the raw go-sdk client, the invoke API over HTTP beside the
+# in-process toolset and a minimal hand-written front door, the name index,
+# and the compiler. About four minutes on two cores. BENCH narrows them (make bench BENCH=CallOverhead);
 # BENCHTIME sets each one's duration.
 BENCH     ?= .
 BENCHTIME ?= 2s
-BENCHPKGS := ./runtime/ ./internal/mcpstdio/ ./internal/argcheck/ ./internal/resultcap/ ./internal/calldeadline/ ./compile/ ./grants/usecasekind/usecaselive/ ./grants/sqlkind/sqllive/ ./auth/plugin/
+BENCHPKGS := ./runtime/ ./serve/ ./internal/mcpstdio/ ./internal/argcheck/ ./internal/resultcap/ ./internal/calldeadline/ ./compile/ ./grants/usecasekind/usecaselive/ ./grants/sqlkind/sqllive/ ./auth/plugin/
 
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -benchmem -count=1 $(BENCHPKGS)

@@ -85,6 +85,7 @@ const (
 	Unauthenticated Code = "UNAUTHENTICATED"
 	Forbidden       Code = "FORBIDDEN"
 	TooBusy         Code = "TOO_BUSY"
+	NotFound        Code = "NOT_FOUND"
 )
 
 // Call-time codes.
@@ -103,4 +104,5 @@ const (
 	ToolArgsInvalid Code = "TOOL_ARGS_INVALID"
 	SQLParamUnbound Code = "SQL_PARAM_UNBOUND"
 	ResultTooLarge  Code = "RESULT_TOO_LARGE"
+	ShuttingDown    Code = "SHUTTING_DOWN"
 )

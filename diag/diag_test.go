@@ -3,6 +3,7 @@ package diag_test
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/heddlehq/heddle/diag"
@@ -57,5 +58,24 @@ func TestCodedErrors(t *testing.T) {
 	}
 	if diag.CodeOf(errors.New("plain")) != "" || diag.Has(nil, diag.ToolDenied) {
 		t.Error("an uncoded error has a code")
+	}
+}
+
+// TestQuote: what a caller sent is repeated whole up to EchoLimit
+// characters, and cut with "…" after.
+func TestQuote(t *testing.T) {
+	long := strings.Repeat("é", diag.EchoLimit+1)
+	for _, tc := range []struct{ in, want string }{
+		{"echo", `"echo"`},
+		{strings.Repeat("x", diag.EchoLimit), `"` + strings.Repeat("x", diag.EchoLimit) + `"`},
+		{long, `"` + strings.Repeat("é", diag.EchoLimit) + `…"`},
+		{"a\nb", `"a\nb"`},
+	} {
+		if got := diag.Quote(tc.in); got != tc.want {
+			t.Errorf("Quote(%.10q…) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+	if got := diag.Clip(strings.Repeat("\xff", 100)); len(got) != diag.EchoLimit+len("…") {
+		t.Errorf("Clip of invalid UTF-8: %d bytes", len(got))
 	}
 }

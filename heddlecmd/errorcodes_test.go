@@ -2,7 +2,6 @@ package heddlecmd
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -12,12 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"testing/fstest"
 
-	"github.com/heddlehq/heddle/compile"
-	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
-	"github.com/heddlehq/heddle/runtime"
 )
 
 // jsonCodes returns every code an output of --format json carries where
@@ -165,66 +160,4 @@ func TestMissingDefaultLockIsFine(t *testing.T) {
 	if code := Run([]string{"tools", "a", "--format", "json"}, &stdout, &stderr, Options{}); code != ExitOK {
 		t.Errorf("exit %d, want %d: %s%s", code, ExitOK, stdout.String(), stderr.String())
 	}
-}
-
-// TestInvokeAPIErrorsCoded: every error of serve's invoke API is JSON with
-// a code — a body that is not a JSON object, one too large, an unknown
-// agent (listing and calling) — and so is every refusal (an unknown tool,
-// a denied one).
-func TestInvokeAPIErrorsCoded(t *testing.T) {
-	fsys := fstest.MapFS{
-		"config/api.yaml":     {Data: []byte(loopbackProxy + "ai:\n  mcp_servers:\n    srv: {transport: stdio, command: " + testmcpBin + "}\n")},
-		"agents/a/agent.yaml": {Data: []byte("capabilities: [{kind: mcp, server: srv}]\npolicies: {denied_tools: [add]}\n")},
-	}
-	cfg, ds := config.Load(config.Options{FS: fsys})
-	p, cds := compile.Compile(compile.Input{Config: cfg})
-	if p == nil {
-		t.Fatal(append(ds, cds...))
-	}
-	rt, err := runtime.Open(context.Background(), p, runtime.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
-	srv := httptest.NewServer(frontDoor(t, rt, nil))
-	defer srv.Close()
-
-	tests := []struct {
-		name, method, path, body string
-		want                     diag.Code
-	}{
-		{"a body that is not an object", "POST", "/v1/agents/a/tools/echo", `[1, 2]`, diag.RequestInvalid},
-		{"a body that is not JSON", "POST", "/v1/agents/a/tools/echo", `{"text":`, diag.RequestInvalid},
-		{"a body too large", "POST", "/v1/agents/a/tools/echo", `{"text": "` + strings.Repeat("x", config.DefaultServeMaxBodyBytes) + `"}`, diag.RequestTooLarge},
-		{"an unknown agent, listing", "GET", "/v1/agents/nobody/tools", "", diag.CodeOf(rtToolsetErr(rt, "nobody"))},
-		{"an unknown agent, calling", "POST", "/v1/agents/nobody/tools/echo", `{}`, diag.CodeOf(rtToolsetErr(rt, "nobody"))},
-		{"an unknown tool", "POST", "/v1/agents/a/tools/no_such_tool", `{}`, diag.ToolUnknown},
-		{"a denied tool", "POST", "/v1/agents/a/tools/add", `{"a": 1, "b": 2}`, diag.ToolDenied},
-		{"arguments against the schema", "POST", "/v1/agents/a/tools/echo", `{"text": 5}`, diag.ToolArgsInvalid},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			req, _ := http.NewRequest(tc.method, srv.URL+tc.path, strings.NewReader(tc.body))
-			res, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer res.Body.Close()
-			var b bytes.Buffer
-			_, _ = b.ReadFrom(res.Body)
-			if ct := res.Header.Get("Content-Type"); ct != "application/json" {
-				t.Errorf("Content-Type %q, want application/json", ct)
-			}
-			codes := jsonCodes(t, b.Bytes())
-			if tc.want == "" || !strings.Contains(fmt.Sprint(codes), string(tc.want)) {
-				t.Errorf("status %d, codes %v, want %q", res.StatusCode, codes, tc.want)
-			}
-		})
-	}
-}
-
-// rtToolsetErr is the runtime's error for an agent's toolset.
-func rtToolsetErr(rt *runtime.Runtime, agent string) error {
-	_, err := rt.Toolset(agent)
-	return err
 }

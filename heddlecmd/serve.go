@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -60,10 +59,9 @@ func (e *env) serve(args []string) int {
 		e.printFailure(err)
 		return ExitFail
 	}
-	srv := &http.Server{Handler: front, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Fprintf(e.stdout, "heddle: serving on http://%s\n", ln.Addr())
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- front.Serve(ln) }()
 	select {
 	case err := <-errc:
 		e.printFailure(diag.Wrap(diag.ListenFailed, err, "serving on %s stopped: %v", ln.Addr(), err))
@@ -73,7 +71,7 @@ func (e *env) serve(args []string) int {
 	log.Info("draining")
 	dctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
 	defer cancel()
-	if err := srv.Shutdown(dctx); err != nil {
+	if err := front.Shutdown(dctx); err != nil {
 		fmt.Fprintf(e.stderr, "heddle: drain: %v\n", err)
 	}
 	return ExitOK

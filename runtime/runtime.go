@@ -392,4 +392,4 @@ func (rt *Runtime) MCP(server string, include ...string) (MCPHandle, error) {
 var _ error = (*StartupError)(nil)
 
 // errRuntimeClosed is returned by operations after Close.
-var errRuntimeClosed = errors.New("runtime is closed")
+var errRuntimeClosed = diag.New(diag.ShuttingDown, "the runtime is closed: the worker is shutting down")

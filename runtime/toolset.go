@@ -92,7 +92,7 @@ func (rt *Runtime) Toolset(agent string) (*Toolset, error) {
 	}
 	a, ok := rt.plan.Agents[agent]
 	if !ok {
-		return nil, diag.New(diag.AgentUnknown, "no agent %q in the plan", agent)
+		return nil, diag.New(diag.AgentUnknown, "no agent %s in the plan", diag.Quote(agent))
 	}
 	pol, ds := policy.New(a.Policies, "policies")
 	if ds.HasErrors() {
@@ -378,18 +378,18 @@ func (t *Toolset) call(ctx context.Context, sd time.Time, name string, args map[
 	if !ok {
 		src := t.downSourceFor(name)
 		if src == nil {
-			return refusal(diag.ToolUnknown, "there is no tool %q; use one of the tools listed", name), nil
+			return refusal(diag.ToolUnknown, "there is no tool %s; use one of the tools listed", diag.Quote(name)), nil
 		}
 		// Its tools may be unknown until it is back: a re-check may bring
 		// it back now, and its tools with it.
 		if !src.recheckUp(ctx) {
-			return refusal(diag.ToolUnavailable, "the server of tool %s is unavailable; try again later", name), nil
+			return refusal(diag.ToolUnavailable, "the server of tool %s is unavailable; try again later", diag.Clip(name)), nil
 		}
 		if bi, err = bounded(ctx, sd, t.index); err != nil {
 			return nil, err
 		}
 		if i, ok = bi.names.lookup(name); !ok {
-			return refusal(diag.ToolUnknown, "there is no tool %q; use one of the tools listed", name), nil
+			return refusal(diag.ToolUnknown, "there is no tool %s; use one of the tools listed", diag.Quote(name)), nil
 		}
 	}
 	e := bi.entries[i]

@@ -1,23 +1,41 @@
-// Package serve is the worker's front door: the HTTP handler `heddle serve`
-// answers with. It serves the probes (package health), the Prometheus
-// metrics (package metrics) and the invoke API under /v1/, and decides who
-// the caller of each /v1/ request is (serve.auth) before anything is called.
+// Package serve is the worker's front door: the HTTP server `heddle serve`
+// runs. It serves the probes (package health), the Prometheus metrics
+// (package metrics) and the invoke API under /v1/, decides who the caller
+// of each /v1/ request is (serve.auth) before anything is called, and holds
+// the worker to serve.limits and serve.hosts.
 //
-//	GET  /livez, /readyz                     the probes; no caller needed
+//	GET  /livez, /readyz                     the probes; no caller needed, never refused
 //	GET  /metrics                            Prometheus metrics
+//	GET  /v1/openapi.json                    the API's OpenAPI 3.1 document
+//	GET  /v1/agents                          the agents: name, description, tool count
 //	GET  /v1/agents/{agent}/tools            the agent's tools
 //	POST /v1/agents/{agent}/tools/{tool}     one call; the body is the arguments
 //
-// Every error is JSON, {"error": {"code", "message"}}, with a code.
+// Every error is JSON, {"error": {"code", "message"}}, with a code, and
+// repeats a name the caller sent only up to diag.EchoLimit characters.
+//
+// A worker of its own:
+//
+//	s, err := serve.New(ctx, rt, &serve.Options{Addr: ln.Addr()})
+//	if err != nil {
+//		return err
+//	}
+//	go s.Serve(ln)
+//	<-ctx.Done()
+//	return s.Shutdown(drainCtx)
 package serve
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
+	"maps"
+	"mime"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/heddlehq/heddle"
@@ -32,9 +50,9 @@ import (
 // Options are what a Server needs besides the runtime and its plan. The
 // zero value of each field has the default its comment gives.
 type Options struct {
-	// Addr is the address the server listens on; it decides the Host
-	// headers accepted and whether a server without serve.auth may run.
-	// Default: loopback.
+	// Addr is the address the server listens on; it decides whether
+	// localhost is an accepted Host and whether a server without
+	// serve.auth may run. Default: loopback.
 	Addr net.Addr
 	// Metrics, when set, is served on /metrics.
 	Metrics *metrics.Metrics
@@ -49,13 +67,24 @@ type Options struct {
 }
 
 // A Server is the HTTP front door of one runtime. It is an http.Handler,
-// safe for concurrent use.
+// safe for concurrent use, and serves listeners itself (Serve) with the
+// timeouts and connection bound of serve.limits.
 type Server struct {
-	rt   *runtime.Runtime
-	cfg  plan.Serve
-	auth Authenticator
-	log  *slog.Logger
-	mux  *http.ServeMux
+	rt     *runtime.Runtime
+	cfg    plan.Serve
+	auth   Authenticator
+	log    *slog.Logger
+	mux    *http.ServeMux
+	hosts  hosts
+	origin *http.CrossOriginProtection
+	// guarded is mux behind origin's check.
+	guarded http.Handler
+	// inFlight holds one token per call or listing (of the agents, or of
+	// an agent's tools) being served; it has room for
+	// serve.limits.max_in_flight.
+	inFlight chan struct{}
+	conns    *connLimit
+	srv      *http.Server
 }
 
 // New returns the front door of rt, as its plan's serve: section says. It
@@ -70,23 +99,80 @@ func New(ctx context.Context, rt *runtime.Runtime, opts *Options) (*Server, erro
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{rt: rt, cfg: rt.Plan().Serve, log: log, mux: http.NewServeMux()}
-	a, err := newAuthenticator(ctx, s.cfg.Auth, authOptions(rt, opts), log)
+	cfg := rt.Plan().Serve
+	s := &Server{rt: rt, cfg: cfg, log: log, mux: http.NewServeMux(),
+		hosts:    newHosts(opts.Addr, cfg.Hosts),
+		origin:   http.NewCrossOriginProtection(),
+		inFlight: make(chan struct{}, max(cfg.Limits.MaxInFlight, 1)),
+		conns:    newConnLimit(max(cfg.Limits.MaxConnections, 1)),
+	}
+	a, err := newAuthenticator(ctx, cfg.Auth, authOptions(rt, opts), log)
 	if err != nil {
 		return nil, err
 	}
 	s.auth = a
-	health.Register(s.mux, rt)
-	if opts.Metrics != nil {
-		s.mux.Handle("GET /metrics", s.metricsHandler(opts.Metrics.Handler(rt)))
-	}
-	s.mux.HandleFunc("GET /v1/agents/{agent}/tools", s.authenticated(s.listTools))
-	s.mux.HandleFunc("POST /v1/agents/{agent}/tools/{tool}", s.authenticated(s.call))
+	s.origin.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		Error(w, http.StatusForbidden, diag.New(diag.Forbidden, "a browser sent this request from a page of another origin (Sec-Fetch-Site or Origin): the API is for services, not for pages"))
+	}))
+	s.routes(opts.Metrics)
+	s.guarded = s.origin.Handler(s.mux)
+	s.srv = s.httpServer()
 	return s, nil
 }
 
-// ServeHTTP answers one request.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+// routes registers every path with the methods it answers; another method
+// is 405 REQUEST_INVALID with Allow, and a path not registered is 404
+// NOT_FOUND.
+func (s *Server) routes(m *metrics.Metrics) {
+	allowed := map[string][]string{}
+	var order []string
+	handle := func(method, path string, h http.Handler) {
+		if _, ok := allowed[path]; !ok {
+			order = append(order, path)
+		}
+		allowed[path] = append(allowed[path], method)
+		s.mux.Handle(method+" "+path, h)
+	}
+	handle("GET", "/livez", http.HandlerFunc(health.Live))
+	handle("GET", "/readyz", health.Ready(s.rt))
+	if m != nil {
+		handle("GET", "/metrics", s.metricsHandler(m.Handler(s.rt)))
+	}
+	handle("GET", "/v1/openapi.json", s.authenticated(serveOpenAPI))
+	handle("GET", "/v1/agents", s.authenticated(s.listAgents))
+	handle("GET", "/v1/agents/{agent}/tools", s.authenticated(s.listTools))
+	handle("POST", "/v1/agents/{agent}/tools/{tool}", jsonOnly(s.authenticated(s.call)))
+	for _, path := range order {
+		methods := allowed[path]
+		if slices.Contains(methods, "GET") {
+			methods = append(methods, "HEAD")
+		}
+		allow := strings.Join(methods, ", ")
+		s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allow)
+			Error(w, http.StatusMethodNotAllowed, diag.New(diag.RequestInvalid, "this path answers %s, not the method of this request", allow))
+		})
+	}
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		Error(w, http.StatusNotFound, diag.New(diag.NotFound, "no such path; GET /v1/openapi.json lists the paths this worker serves"))
+	})
+}
+
+// ServeHTTP answers one request. The probes answer whatever the Host
+// header: a load balancer or the kubelet may probe by any name or address.
+// Every other path refuses a Host that is not accepted (DNS rebinding) and
+// a browser's request from a page of another origin, with 403 FORBIDDEN.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/livez" || r.URL.Path == "/readyz" {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	if !s.hosts.accepts(r.Host) {
+		Error(w, http.StatusForbidden, diag.New(diag.Forbidden, "the Host header names a host this worker does not answer to: only its address, localhost on loopback, and serve.hosts are accepted (DNS rebinding)"))
+		return
+	}
+	s.guarded.ServeHTTP(w, r)
+}
 
 // authenticated runs h for a request whose caller serve.auth accepts, with
 // that caller in the request's context; it answers 401 otherwise.
@@ -106,49 +192,153 @@ func (s *Server) authenticated(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
+// jsonOnly runs h for a request that says its body is JSON, and answers
+// 415 otherwise. A browser page may POST to any address without asking
+// (a form, or fetch with text/plain), but never with application/json:
+// that needs a CORS preflight, which this server does not answer.
+func jsonOnly(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		if err != nil || mt != "application/json" {
+			Error(w, http.StatusUnsupportedMediaType, diag.New(diag.RequestInvalid, "the body must be JSON, sent with Content-Type: application/json"))
+			return
+		}
+		h(w, r)
+	}
+}
+
+// admit takes one of serve.limits.max_in_flight places, or answers 503
+// TOO_BUSY with Retry-After and reports false. The caller calls the
+// release function it returns when done.
+func (s *Server) admit(w http.ResponseWriter) (release func(), ok bool) {
+	select {
+	case s.inFlight <- struct{}{}:
+		return func() { <-s.inFlight }, true
+	default:
+		w.Header().Set("Retry-After", "1")
+		Error(w, http.StatusServiceUnavailable, diag.New(diag.TooBusy, "this worker already serves serve.limits.max_in_flight (%d) calls; retry later", cap(s.inFlight)))
+		return nil, false
+	}
+}
+
+func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
+	release, ok := s.admit(w)
+	if !ok {
+		return
+	}
+	defer release()
+	agents := s.rt.Plan().Agents
+	out := make([]Agent, 0, len(agents))
+	for _, name := range slices.Sorted(maps.Keys(agents)) {
+		ts, err := s.rt.Toolset(name)
+		if err != nil {
+			s.runtimeError(w, r, err)
+			return
+		}
+		tools, err := ts.Tools(r.Context())
+		if err != nil {
+			s.runtimeError(w, r, err)
+			return
+		}
+		out = append(out, Agent{Name: name, Description: agents[name].Description, Tools: len(tools)})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
 func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
 	ts, err := s.rt.Toolset(r.PathValue("agent"))
 	if err != nil {
-		Error(w, http.StatusNotFound, err)
+		s.runtimeError(w, r, err)
 		return
 	}
+	release, ok := s.admit(w)
+	if !ok {
+		return
+	}
+	defer release()
 	tools, err := ts.Tools(r.Context())
 	if err != nil {
-		Error(w, http.StatusBadGateway, err)
+		s.runtimeError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, Tools(tools))
 }
 
+// call runs one tool. The body is read before the call takes its place
+// among serve.limits.max_in_flight, so that a client that stalls its body
+// holds a connection (until serve.limits.read_timeout_ms), never a place.
 func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 	ts, err := s.rt.Toolset(r.PathValue("agent"))
 	if err != nil {
-		Error(w, http.StatusNotFound, err)
+		s.runtimeError(w, r, err)
 		return
 	}
-	limit := s.cfg.Limits.MaxBodyBytes
-	var args map[string]any
-	body, err := io.ReadAll(io.LimitReader(r.Body, int64(limit)+1))
-	if err != nil || len(body) > limit {
-		Error(w, http.StatusRequestEntityTooLarge, diag.New(diag.RequestTooLarge, "the request body is over %d bytes, or could not be read", limit))
-		return
-	}
-	if len(strings.TrimSpace(string(body))) > 0 {
-		if err := json.Unmarshal(body, &args); err != nil {
-			Error(w, http.StatusBadRequest, diag.New(diag.RequestInvalid, "the body must be a JSON object of arguments"))
-			return
-		}
-	}
-	res, err := ts.Call(r.Context(), r.PathValue("tool"), args)
+	args, status, err := s.readArgs(w, r)
 	if err != nil {
-		status := http.StatusInternalServerError
-		if diag.Has(err, diag.ToolTimeout) {
-			status = http.StatusGatewayTimeout
-		}
 		Error(w, status, err)
 		return
 	}
+	release, ok := s.admit(w)
+	if !ok {
+		return
+	}
+	defer release()
+	res, err := ts.Call(r.Context(), r.PathValue("tool"), args)
+	if err != nil {
+		s.runtimeError(w, r, err)
+		return
+	}
 	writeJSON(w, http.StatusOK, Result(res))
+}
+
+// runtimeError answers an error of the runtime: 404 for an agent the plan
+// does not have, 503 once the runtime is closed, 504 for a call past its
+// tool_timeout_ms, 502 for a listing or call that failed otherwise. An
+// error without a code (a kind's own failure) is answered
+// TOOL_UNAVAILABLE, its reason logged rather than sent. A caller that is
+// gone is not answered.
+func (s *Server) runtimeError(w http.ResponseWriter, r *http.Request, err error) {
+	if r.Context().Err() != nil {
+		return
+	}
+	status := http.StatusBadGateway
+	switch diag.CodeOf(err) {
+	case diag.AgentUnknown:
+		status = http.StatusNotFound
+	case diag.ShuttingDown:
+		status = http.StatusServiceUnavailable
+	case diag.ToolTimeout:
+		status = http.StatusGatewayTimeout
+	case "":
+		s.log.Warn("a call or listing failed", "agent", r.PathValue("agent"), "tool", diag.Clip(r.PathValue("tool")), "err", err)
+		err = diag.New(diag.ToolUnavailable, "the call or listing failed inside the worker; its log says why")
+	}
+	Error(w, status, err)
+}
+
+// readArgs reads a call's body, at most serve.limits.max_body_bytes, as a
+// JSON object of arguments; an empty body is no arguments.
+func (s *Server) readArgs(w http.ResponseWriter, r *http.Request) (map[string]any, int, error) {
+	limit := s.cfg.Limits.MaxBodyBytes
+	tooLarge := diag.New(diag.RequestTooLarge, "the request body is over serve.limits.max_body_bytes (%d bytes)", limit)
+	if r.ContentLength > int64(limit) {
+		return nil, http.StatusRequestEntityTooLarge, tooLarge
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(limit)))
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return nil, http.StatusRequestEntityTooLarge, tooLarge
+	case err != nil:
+		return nil, http.StatusBadRequest, diag.New(diag.RequestInvalid, "the request body could not be read whole within serve.limits.read_timeout_ms")
+	}
+	var args map[string]any
+	if len(strings.TrimSpace(string(body))) > 0 {
+		if err := json.Unmarshal(body, &args); err != nil || args == nil {
+			return nil, http.StatusBadRequest, diag.New(diag.RequestInvalid, "the body must be a JSON object of arguments")
+		}
+	}
+	return args, 0, nil
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -163,3 +353,5 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func Error(w http.ResponseWriter, status int, err error) {
 	writeJSON(w, status, map[string]any{"error": map[string]any{"code": diag.CodeOf(err), "message": err.Error()}})
 }
+
+var _ http.Handler = (*Server)(nil)

@@ -8,6 +8,15 @@ import (
 	"github.com/heddlehq/heddle/runtime"
 )
 
+// Agent is one agent as GET /v1/agents lists it: its name, its
+// description, and how many tools its toolset offers now (a tool of a
+// server that is down is not counted until it is back).
+type Agent struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Tools       int    `json:"tools"`
+}
+
 // Tool is one tool as the invoke API and `heddle tools --format json`
 // list it.
 type Tool struct {

@@ -24,8 +24,14 @@ package argcheck
 
 import (
 	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/heddlehq/heddle/diag"
 )
 
 // Checker checks arguments against one input schema. A Checker is
@@ -96,9 +102,60 @@ func (c *Checker) check(args map[string]any, native, quick bool) string {
 		return ""
 	}
 	if err := c.schema.Validate(instance); err != nil {
-		return err.Error()
+		return bound(err.Error(), instance)
 	}
 	return ""
+}
+
+// maxMessage bounds the length of a message Check returns, in bytes.
+const maxMessage = 512
+
+// bound returns the validator's message msg with each string of instance,
+// key or value, that is longer than diag.EchoLimit cut as diag.Clip cuts
+// it wherever msg repeats it, as it is or quoted; then the whole message
+// cut to maxMessage bytes. The validator repeats the values it refuses,
+// and a refusal must not send a megabyte argument back to the caller.
+func bound(msg string, instance any) string {
+	var long []string
+	collectLong(instance, &long)
+	// Longest first, so that a long string inside a longer one is not cut
+	// out of it before the longer one is found.
+	slices.SortFunc(long, func(a, b string) int { return len(b) - len(a) })
+	for _, s := range long {
+		msg = strings.ReplaceAll(msg, strconv.Quote(s), diag.Quote(s))
+		msg = strings.ReplaceAll(msg, s, diag.Clip(s))
+	}
+	if len(msg) > maxMessage {
+		end := maxMessage
+		for end > 0 && !utf8.RuneStart(msg[end]) {
+			end--
+		}
+		msg = msg[:end] + "…"
+	}
+	return msg
+}
+
+// collectLong appends to long every string of v, a decoded JSON value,
+// longer than diag.EchoLimit.
+func collectLong(v any, long *[]string) {
+	add := func(s string) {
+		if len(s) > diag.EchoLimit {
+			*long = append(*long, s)
+		}
+	}
+	switch v := v.(type) {
+	case string:
+		add(v)
+	case []any:
+		for _, e := range v {
+			collectLong(e, long)
+		}
+	case map[string]any:
+		for k, e := range v {
+			add(k)
+			collectLong(e, long)
+		}
+	}
 }
 
 // roundTrip returns the JSON form of args: what the server will decode.

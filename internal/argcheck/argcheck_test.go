@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/internal/jsonrand"
 )
 
@@ -182,5 +183,36 @@ func TestCompile(t *testing.T) {
 	}
 	if msg := c.Check(map[string]any{"a": func() {}}); msg != "the arguments cannot be encoded as JSON" {
 		t.Errorf("unencodable arguments: %q", msg)
+	}
+}
+
+// TestMessageBounded: a refusal repeats an argument, or a key, only up to
+// diag.EchoLimit characters, and is never longer than maxMessage, whatever
+// the validator would have said.
+func TestMessageBounded(t *testing.T) {
+	long := strings.Repeat("x", 100_000)
+	prop := func(s map[string]any) map[string]any {
+		return map[string]any{"type": "object", "properties": map[string]any{"text": s}}
+	}
+	for name, schema := range map[string]map[string]any{
+		"type":                  prop(map[string]any{"type": "integer"}),
+		"enum":                  prop(map[string]any{"enum": []any{"a", "b"}}),
+		"maxLength":             prop(map[string]any{"type": "string", "maxLength": 3}),
+		"pattern":               prop(map[string]any{"type": "string", "pattern": "^a$"}),
+		"additional properties": {"type": "object", "additionalProperties": false},
+		"array":                 prop(map[string]any{"type": "string"}),
+	} {
+		var text any = long
+		if name == "array" {
+			text = []any{long, long, long}
+		}
+		msg := Compile(schema).Check(map[string]any{"text": text, long: 1})
+		if msg == "" {
+			t.Errorf("%s: accepted", name)
+			continue
+		}
+		if len(msg) > maxMessage+len("…") || strings.Contains(msg, strings.Repeat("x", diag.EchoLimit+1)) {
+			t.Errorf("%s: %d bytes, repeating more than %d characters of the argument: %.200s", name, len(msg), diag.EchoLimit, msg)
+		}
 	}
 }

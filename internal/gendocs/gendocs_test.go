@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/serve"
 )
 
 // root is the module root, seen from this package's directory.
@@ -31,6 +32,18 @@ func TestErrorsDocUpToDate(t *testing.T) {
 	}
 	if hint := DiffHint(got, want); hint != "" {
 		t.Errorf("%s is stale: %s\nrun: go run ./internal/gendocs", ErrorsFile, hint)
+	}
+}
+
+// TestOpenAPIDocUpToDate fails when docs/openapi.json is not package
+// serve's document.
+func TestOpenAPIDocUpToDate(t *testing.T) {
+	got, err := os.ReadFile(filepath.Join(root, OpenAPIFile))
+	if err != nil {
+		t.Fatalf("%v; run: go run ./internal/gendocs", err)
+	}
+	if hint := DiffHint(got, serve.OpenAPI); hint != "" {
+		t.Errorf("%s is stale: %s\nrun: go run ./internal/gendocs", OpenAPIFile, hint)
 	}
 }
 

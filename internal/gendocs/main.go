@@ -1,8 +1,9 @@
 // Command gendocs writes docs/errors.md, the reference of heddle's
-// diagnostic codes, from the catalogue in package diag:
+// diagnostic codes, from the catalogue in package diag, and
+// docs/openapi.json, the front door's API, from package serve's:
 //
-//	go run ./internal/gendocs          # rewrite docs/errors.md
-//	go run ./internal/gendocs -check   # exit 1 if docs/errors.md is stale
+//	go run ./internal/gendocs          # rewrite both
+//	go run ./internal/gendocs -check   # exit 1 if either is stale
 //
 // It finds the module root by looking upwards from the working directory
 // for go.mod, or takes -root. Each code gets a section with its phase,
@@ -13,7 +14,7 @@
 // fail exactly that way; start-up and call-time codes use diag.Entry.Example.
 //
 // The tests of this package fail when docs/errors.md differs from what
-// [ErrorsDoc] produces, when a Code constant declared in package diag is
+// [ErrorsDoc] produces, or docs/openapi.json from serve.OpenAPI, when a Code constant declared in package diag is
 // missing from the catalogue, and when docs/configuration.md leaves a
 // configuration key undocumented.
 package main
@@ -37,6 +38,7 @@ import (
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/heddlecmd"
+	"github.com/heddlehq/heddle/serve"
 )
 
 // ErrorsFile is where the generated reference lives, relative to the module root.
@@ -66,30 +68,55 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		*root = r
 	}
-	want, err := ErrorsDoc(*root)
+	docs, err := generated(*root)
 	if err != nil {
 		fmt.Fprintf(stderr, "gendocs: %v\n", err)
 		return 1
 	}
-	file := filepath.Join(*root, ErrorsFile)
-	if *check {
-		got, err := os.ReadFile(file)
+	status := 0
+	for _, d := range docs {
+		path := filepath.Join(*root, d.file)
+		if !*check {
+			if err := os.WriteFile(path, d.data, 0o644); err != nil {
+				fmt.Fprintf(stderr, "gendocs: %v\n", err)
+				return 1
+			}
+			continue
+		}
+		got, err := os.ReadFile(path)
 		if err != nil {
 			fmt.Fprintf(stderr, "gendocs: %v\nrun: go run ./internal/gendocs\n", err)
-			return 1
+			status = 1
+			continue
 		}
-		if hint := DiffHint(got, want); hint != "" {
-			fmt.Fprintf(stderr, "gendocs: %s is stale: %s\nrun: go run ./internal/gendocs\n", ErrorsFile, hint)
-			return 1
+		if hint := DiffHint(got, d.data); hint != "" {
+			fmt.Fprintf(stderr, "gendocs: %s is stale: %s\nrun: go run ./internal/gendocs\n", d.file, hint)
+			status = 1
+			continue
 		}
-		fmt.Fprintf(stdout, "%s is up to date\n", ErrorsFile)
-		return 0
+		fmt.Fprintf(stdout, "%s is up to date\n", d.file)
 	}
-	if err := os.WriteFile(file, want, 0o644); err != nil {
-		fmt.Fprintf(stderr, "gendocs: %v\n", err)
-		return 1
+	return status
+}
+
+// OpenAPIFile is where the front door's OpenAPI document is copied,
+// relative to the module root; its source is serve/openapi.json, which
+// package serve embeds and serves.
+const OpenAPIFile = "docs/openapi.json"
+
+// generated returns every document gendocs writes, with its contents.
+func generated(root string) ([]struct {
+	file string
+	data []byte
+}, error) {
+	errorsDoc, err := ErrorsDoc(root)
+	if err != nil {
+		return nil, err
 	}
-	return 0
+	return []struct {
+		file string
+		data []byte
+	}{{ErrorsFile, errorsDoc}, {OpenAPIFile, serve.OpenAPI}}, nil
 }
 
 // moduleRoot returns the nearest directory, from the working directory
