@@ -205,20 +205,30 @@ func TestInvokeAPIErrorsCoded(t *testing.T) {
 }
 
 // TestUnauthenticatedAndForbidden: without serve.auth every /v1/ request
-// is 401 with WWW-Authenticate, and identity headers from an address that
-// is not a proxy are 403; the probes answer both.
+// is 401 with WWW-Authenticate; under trusted_headers, a request from an
+// address that is not a proxy is 403 when it carries identity headers and
+// 401 when it does not; the probes answer all of them.
 func TestUnauthenticatedAndForbidden(t *testing.T) {
 	for _, tc := range []struct {
 		name, serve string
+		subject     string // X-Heddle-Subject sent, if any
 		status      int
 		want        diag.Code
 	}{
-		{"no serve.auth", "", 401, diag.Unauthenticated},
-		{"identity headers from elsewhere", "serve:\n  auth: {kind: trusted_headers, proxies: [10.0.0.0/8]}\n", 403, diag.Forbidden},
-		{"metrics need a caller", "serve:\n  auth: {kind: trusted_headers, proxies: [10.0.0.0/8], metrics: true}\n", 403, diag.Forbidden},
+		{"no serve.auth", "", "", 401, diag.Unauthenticated},
+		{"identity headers from elsewhere", "serve:\n  auth: {kind: trusted_headers, proxies: [10.0.0.0/8]}\n", "alice", 403, diag.Forbidden},
+		{"no identity headers from elsewhere", "serve:\n  auth: {kind: trusted_headers, proxies: [10.0.0.0/8]}\n", "", 401, diag.Unauthenticated},
+		{"metrics need a caller", "serve:\n  auth: {kind: trusted_headers, proxies: [10.0.0.0/8], metrics: true}\n", "alice", 403, diag.Forbidden},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := startFront(t, tc.serve+inMemoryServer, testAgents)
+			send := func(method, path, body string) *response {
+				req := f.request(method, path, body)
+				if tc.subject != "" {
+					req.Header.Set("X-Heddle-Subject", tc.subject)
+				}
+				return f.send(req)
+			}
 			paths := []string{"/v1/agents", "/v1/agents/a/tools", "/v1/openapi.json"}
 			if strings.Contains(tc.serve, "metrics: true") {
 				paths = []string{"/metrics"}
@@ -226,7 +236,7 @@ func TestUnauthenticatedAndForbidden(t *testing.T) {
 				t.Errorf("metrics %d", r.status)
 			}
 			for _, path := range paths {
-				r := f.get(path)
+				r := send("GET", path, "")
 				if got := codes(t, r); r.status != tc.status || !slices.Contains(got, tc.want) {
 					t.Errorf("%s: %d %v, want %d %s", path, r.status, got, tc.status, tc.want)
 				}
@@ -234,7 +244,7 @@ func TestUnauthenticatedAndForbidden(t *testing.T) {
 					t.Errorf("%s: 401 without WWW-Authenticate", path)
 				}
 			}
-			if r := f.post("/v1/agents/a/tools/echo", `{"text":"x"}`); r.status != tc.status && !strings.Contains(tc.serve, "metrics") {
+			if r := send("POST", "/v1/agents/a/tools/echo", `{"text":"x"}`); r.status != tc.status && !strings.Contains(tc.serve, "metrics") {
 				t.Errorf("call %d, want %d", r.status, tc.status)
 			}
 			for _, probe := range []string{"/livez", "/readyz"} {
