@@ -106,36 +106,6 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() boo
 	}
 }
 
-// dialInMemory returns a runtime.Options.Dial that connects every attempt
-// to a new in-process test server with opts, over an in-memory transport:
-// what a test in a synctest bubble needs. The servers' sessions are closed
-// when the test ends.
-func dialInMemory(t *testing.T, opts *testmcp.Options) func(string) mcp.Transport {
-	var (
-		mu       sync.Mutex
-		sessions []*mcp.ServerSession
-	)
-	t.Cleanup(func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, ss := range sessions {
-			_ = ss.Close()
-		}
-	})
-	return func(string) mcp.Transport {
-		st, ct := mcp.NewInMemoryTransports()
-		ss, err := testmcp.NewServer(opts).Connect(context.Background(), st, nil)
-		if err != nil {
-			t.Errorf("in-memory server: %v", err)
-			return ct
-		}
-		mu.Lock()
-		sessions = append(sessions, ss)
-		mu.Unlock()
-		return ct
-	}
-}
-
 // procAlive reports whether pid is a live process. A zombie (exited, not
 // yet reaped) counts as gone.
 func procAlive(pid int) bool {

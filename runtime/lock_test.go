@@ -69,7 +69,7 @@ ai:
       command: $TESTMCP
 `, map[string]string{"x": `capabilities: [{kind: mcp, server: a}]`})
 		start := time.Now()
-		rt, err := runtime.Open(context.Background(), p, runtime.Options{Dial: dialInMemory(t, &testmcp.Options{ListDelay: 5 * time.Second})})
+		rt, err := runtime.Open(context.Background(), p, runtime.Options{Dial: testmcp.DialInMemory(t, &testmcp.Options{ListDelay: 5 * time.Second})})
 		if err == nil {
 			_ = rt.Close()
 			t.Fatal("Open succeeded")

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 
 	_ "github.com/heddlehq/heddle/builtin"
@@ -82,7 +81,7 @@ var usecases = []string{"serve.echo", "serve.hold"}
 const trustLoopback = "serve:\n  auth: {kind: trusted_headers, proxies: [127.0.0.1, \"::1\"]}\n"
 
 // inMemoryServer is an ai: section with one MCP server, srv, reached over
-// an in-memory transport (see dialInMemory).
+// an in-memory transport (see testmcp.DialInMemory).
 const inMemoryServer = "ai:\n  mcp_servers:\n    srv: {url: http://127.0.0.1:1/mcp}\n"
 
 // mcpAgent grants srv with a rule that denies add to callers without the
@@ -107,7 +106,7 @@ func startFront(t testing.TB, api string, agents map[string]string) *front {
 	t.Helper()
 	p := plantest.Must(t, api, agents, usecases...)
 	m := metrics.New()
-	rt, err := runtime.Open(context.Background(), p, runtime.Options{OnCall: m.Observe, Dial: dialInMemory(t)})
+	rt, err := runtime.Open(context.Background(), p, runtime.Options{OnCall: m.Observe, Dial: testmcp.DialInMemory(t, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,35 +136,6 @@ func startFront(t testing.TB, api string, agents map[string]string) *front {
 		}
 	})
 	return f
-}
-
-// dialInMemory returns a runtime.Options.Dial that connects every attempt
-// to a new in-process test server. The sessions are closed when the test
-// ends.
-func dialInMemory(t testing.TB) func(string) mcp.Transport {
-	var (
-		mu       sync.Mutex
-		sessions []*mcp.ServerSession
-	)
-	t.Cleanup(func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, ss := range sessions {
-			_ = ss.Close()
-		}
-	})
-	return func(string) mcp.Transport {
-		st, ct := mcp.NewInMemoryTransports()
-		ss, err := testmcp.NewServer(nil).Connect(context.Background(), st, nil)
-		if err != nil {
-			t.Errorf("in-memory server: %v", err)
-			return ct
-		}
-		mu.Lock()
-		sessions = append(sessions, ss)
-		mu.Unlock()
-		return ct
-	}
 }
 
 // request is a request to f; a POST says its body is JSON.
