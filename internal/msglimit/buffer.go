@@ -27,9 +27,9 @@ type Buffer struct {
 	chunks [][]byte // every chunk full but the last
 	spare  [][]byte // empty chunks kept by Reset, used in order from si
 	si     int
-	n      int      // bytes written
-	r      int      // bytes read back
-	ri, ro int      // where reading resumes: chunk, offset in it
+	n      int // bytes written
+	r      int // bytes read back
+	ri, ro int // where reading resumes: chunk, offset in it
 }
 
 // Write appends p. It never fails.
