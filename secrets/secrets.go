@@ -5,7 +5,9 @@
 //
 //	r := secrets.New(secrets.Options{Dir: "/run/secrets"})
 //	token, err := r.Resolve(ctx, config.ParseRef("${secrets:/heddle/catalog/token}"))
-//	// err carries SECRET_UNRESOLVED or SECRET_EMPTY and names the reference
+//	// err carries SECRET_UNRESOLVED or SECRET_EMPTY and names the reference;
+//	// token logs and prints as [redacted], and token.Reveal() is the secret
+//	req.Header.Set("Authorization", "Bearer "+token.Reveal())
 package secrets
 
 import (
@@ -20,10 +22,11 @@ import (
 	"github.com/heddlehq/heddle/diag"
 )
 
-// Resolver turns a reference into its value. Implementations must be safe
-// for concurrent use and must never put a value in an error.
+// Resolver turns a reference into its value, a Value that redacts itself
+// wherever it is printed. Implementations must be safe for concurrent use
+// and must never put a value in an error.
 type Resolver interface {
-	Resolve(ctx context.Context, ref config.Ref) (string, error)
+	Resolve(ctx context.Context, ref config.Ref) (Value, error)
 }
 
 // Options configure the default resolver.
@@ -51,7 +54,15 @@ func New(opts Options) Resolver {
 
 type resolver struct{ opts Options }
 
-func (r *resolver) Resolve(_ context.Context, ref config.Ref) (string, error) {
+func (r *resolver) Resolve(_ context.Context, ref config.Ref) (Value, error) {
+	v, err := r.resolve(ref)
+	if err != nil {
+		return Value{}, err
+	}
+	return NewValue(v), nil
+}
+
+func (r *resolver) resolve(ref config.Ref) (string, error) {
 	if !ref.Valid() {
 		return "", diag.New(diag.SecretUnresolved, "not a valid secret reference")
 	}
@@ -96,7 +107,7 @@ func readReason(err error) string {
 }
 
 // Func adapts a function to a Resolver.
-type Func func(ctx context.Context, ref config.Ref) (string, error)
+type Func func(ctx context.Context, ref config.Ref) (Value, error)
 
 // Resolve calls f.
-func (f Func) Resolve(ctx context.Context, ref config.Ref) (string, error) { return f(ctx, ref) }
+func (f Func) Resolve(ctx context.Context, ref config.Ref) (Value, error) { return f(ctx, ref) }

@@ -53,7 +53,7 @@ func TestResolve(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || got != tc.want {
+			if err != nil || got.Reveal() != tc.want {
 				t.Fatalf("= %q, %v; want %q", got, err, tc.want)
 			}
 		})

@@ -44,13 +44,13 @@ func newTokens(ctx context.Context, a *plan.ServeAuth, res secrets.Resolver, log
 			// The resolver's message names the reference, never a value.
 			return nil, diag.Wrap(diag.CodeOf(err), err, "%s: %v", path, err)
 		}
-		sum := sha256.Sum256([]byte(v))
+		sum := sha256.Sum256([]byte(v.Reveal()))
 		if other, ok := seen[sum]; ok {
 			return nil, diag.New(diag.ServeAuthInvalid, "serve.auth.tokens %s and %s resolve to the same token: each token must stand for one caller", other, name)
 		}
 		seen[sum] = name
-		if len(v) < minTokenLength {
-			log.Warn("serve.auth token is short and easy to guess; use at least 16 random characters", "token", name, "length", len(v))
+		if n := len(v.Reveal()); n < minTokenLength {
+			log.Warn("serve.auth token is short and easy to guess; use at least 16 random characters", "token", name, "length", n)
 		}
 		t.entries = append(t.entries, tokenEntry{name: name, sum: sum,
 			id: heddle.Identity{Subject: tok.Subject, Roles: tok.Roles, Claims: tok.Claims}})

@@ -115,11 +115,11 @@ func TestTokensResolveAtStartUp(t *testing.T) {
 		"dev": {TokenRef: config.ParseRef("${secrets:/heddle/dev}"), Subject: "dev"},
 	}}
 	resolver := func(values map[string]string) secrets.Resolver {
-		return secrets.Func(func(_ context.Context, ref config.Ref) (string, error) {
+		return secrets.Func(func(_ context.Context, ref config.Ref) (secrets.Value, error) {
 			if v, ok := values[ref.Name]; ok {
-				return v, nil
+				return secrets.NewValue(v), nil
 			}
-			return "", diag.New(diag.SecretUnresolved, "%s: no such file", ref)
+			return secrets.Value{}, diag.New(diag.SecretUnresolved, "%s: no such file", ref)
 		})
 	}
 	log := slog.New(slog.DiscardHandler)
@@ -149,7 +149,7 @@ func TestTokenIdentityIsCopied(t *testing.T) {
 	a := &plan.ServeAuth{Kind: config.ServeAuthTokens, Tokens: map[string]*plan.ServeToken{
 		"ci": {TokenRef: config.ParseRef("${env:X}"), Subject: "ci", Roles: []string{"deploy"}, Claims: map[string]string{"tenant": "acme"}},
 	}}
-	auth, err := newTokens(context.Background(), a, secrets.Func(func(context.Context, config.Ref) (string, error) { return ciToken, nil }), slog.New(slog.DiscardHandler))
+	auth, err := newTokens(context.Background(), a, secrets.Func(func(context.Context, config.Ref) (secrets.Value, error) { return secrets.NewValue(ciToken), nil }), slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -146,14 +146,14 @@ func Ref(settings map[string]any, key string) (config.Ref, bool) {
 }
 
 // Resolve resolves the reference stored under key.
-func Resolve(ctx context.Context, env Env, settings map[string]any, key string) (string, error) {
+func Resolve(ctx context.Context, env Env, settings map[string]any, key string) (secrets.Value, error) {
 	ref, ok := Ref(settings, key)
 	if !ok {
-		return "", diag.New(diag.MCPAuthStrategyInvalid, "%s: setting %s is missing", env.Name, key)
+		return secrets.Value{}, diag.New(diag.MCPAuthStrategyInvalid, "%s: setting %s is missing", env.Name, key)
 	}
 	v, err := env.Secrets.Resolve(ctx, ref)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", env.Name, err)
+		return secrets.Value{}, fmt.Errorf("%s: %w", env.Name, err)
 	}
 	return v, nil
 }
@@ -216,7 +216,7 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		h, err := ParseHeaderPayload(payload)
+		h, err := ParseHeaderPayload(payload.Reveal())
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", env.Name, err)
 		}
@@ -227,11 +227,11 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		if strings.ContainsAny(token, " \t\r\n") {
+		if strings.ContainsAny(token.Reveal(), " \t\r\n") {
 			return nil, diag.New(diag.MCPAuthStrategyInvalid, "%s: the bearer token contains white space (token not shown)", env.Name)
 		}
 		h := http.Header{}
-		h.Set("Authorization", "Bearer "+token)
+		h.Set("Authorization", "Bearer "+token.Reveal())
 		return &headerStrategy{header: h}, nil
 	})
 }

@@ -14,15 +14,15 @@ import (
 )
 
 func env(values map[string]string) authlive.Env {
-	return authlive.Env{Name: "server s", Purpose: "mcp", Secrets: secrets.Func(func(_ context.Context, r config.Ref) (string, error) {
+	return authlive.Env{Name: "server s", Purpose: "mcp", Secrets: secrets.Func(func(_ context.Context, r config.Ref) (secrets.Value, error) {
 		v, ok := values[r.Name]
 		if !ok {
-			return "", diag.New(diag.SecretUnresolved, "%s is not set", r)
+			return secrets.Value{}, diag.New(diag.SecretUnresolved, "%s is not set", r)
 		}
 		if v == "" {
-			return "", diag.New(diag.SecretEmpty, "%s is empty", r)
+			return secrets.Value{}, diag.New(diag.SecretEmpty, "%s is empty", r)
 		}
-		return v, nil
+		return secrets.NewValue(v), nil
 	})}
 }
 

@@ -12,6 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth/extauth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
+
+	"github.com/heddlehq/heddle/secrets"
 )
 
 // builder makes go-sdk's handlers from a Config.
@@ -25,10 +27,10 @@ type builder struct {
 // clientName is what heddle calls itself at dynamic client registration.
 const clientName = "heddle"
 
-func (b *builder) credentials(id, secret string) *oauthex.ClientCredentials {
+func (b *builder) credentials(id string, secret secrets.Value) *oauthex.ClientCredentials {
 	c := &oauthex.ClientCredentials{ClientID: id}
-	if secret != "" {
-		c.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: secret}
+	if !secret.IsZero() {
+		c.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: secret.Reveal()}
 	}
 	return c
 }
@@ -107,13 +109,13 @@ func (b *builder) refresh(ctx context.Context, req *http.Request, resp *http.Res
 	}
 	oc := &oauth2.Config{
 		ClientID:     b.cfg.ClientID,
-		ClientSecret: b.cfg.ClientSecret,
+		ClientSecret: b.cfg.ClientSecret.Reveal(),
 		Endpoint:     oauth2.Endpoint{TokenURL: tokenURL, AuthStyle: authStyle(b.cfg.TokenEndpointAuth, methods)},
 		Scopes:       b.cfg.Scopes,
 	}
 	// Renewals outlive this request: a background context carrying the client.
 	rctx := context.WithValue(context.Background(), oauth2.HTTPClient, b.client)
-	initial := oc.TokenSource(rctx, &oauth2.Token{RefreshToken: b.cfg.RefreshToken})
+	initial := oc.TokenSource(rctx, &oauth2.Token{RefreshToken: b.cfg.RefreshToken.Reveal()})
 	h, err := b.authorizationCode(initial)
 	return h, true, err
 }
@@ -156,8 +158,8 @@ func (b *builder) enterprise(ctx context.Context, req *http.Request, resp *http.
 			if err != nil {
 				return nil, err
 			}
-			b.secrets.add(idt)
-			return (&oauth2.Token{}).WithExtra(map[string]any{"id_token": idt}), nil
+			b.secrets.add(idt.Reveal())
+			return (&oauth2.Token{}).WithExtra(map[string]any{"id_token": idt.Reveal()}), nil
 		},
 		HTTPClient: b.client,
 	})

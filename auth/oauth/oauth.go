@@ -28,7 +28,7 @@
 //
 //	s, err := oauth.New(oauth.Config{
 //		Name: "server catalog", Flow: oauth.FlowClientCredentials,
-//		ClientID: "heddle-prod", ClientSecret: secret,
+//		ClientID: "heddle-prod", ClientSecret: secret, // a secrets.Value
 //	}, oauth.Options{})
 //	t := &mcp.StreamableClientTransport{Endpoint: u, OAuthHandler: s.OAuthHandler(),
 //		HTTPClient: &http.Client{Transport: s.Wrap(http.DefaultTransport)}}
@@ -46,6 +46,7 @@ import (
 
 	"github.com/heddlehq/heddle/auth/authlive"
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/secrets"
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 )
 
@@ -101,8 +102,9 @@ type Config struct {
 	Flow string
 	// ClientID is a pre-registered client id, or an https URL of a client
 	// ID metadata document (SEP-991); empty means dynamic registration.
-	ClientID     string
-	ClientSecret string
+	ClientID string
+	// ClientSecret is the client's secret, if it has one.
+	ClientSecret secrets.Value
 	// TokenEndpointAuth is client_secret_basic, client_secret_post or none:
 	// asked for at dynamic registration, and enforced on token requests
 	// (go-sdk otherwise picks from the server's metadata).
@@ -114,15 +116,15 @@ type Config struct {
 	// default fetcher, a loopback http URL with a port that heddle listens on.
 	RedirectURL string
 	// RefreshToken is a pre-provisioned refresh token (authorization_code).
-	RefreshToken string
+	RefreshToken secrets.Value
 	// Enterprise flow (SEP-990): the identity provider's issuer, optional
 	// token endpoint (when set, its metadata is not fetched), heddle's client
 	// there, and the ID token, read afresh for every authorization.
 	IdPIssuer        string
 	IdPTokenEndpoint string
 	IdPClientID      string
-	IdPClientSecret  string
-	IDToken          func(ctx context.Context) (string, error)
+	IdPClientSecret  secrets.Value
+	IDToken          func(ctx context.Context) (secrets.Value, error)
 }
 
 // Strategy is a built oauth strategy. It is safe for concurrent use; Close
@@ -154,7 +156,7 @@ func New(cfg Config, opts Options) (*Strategy, error) {
 	closing, stop := context.WithCancel(context.Background())
 	s := &Strategy{own: own, stop: stop}
 	fetcher, timeout := codeFetcher(&cfg, opts, log)
-	sc := newScrubber(cfg.ClientSecret, cfg.RefreshToken, cfg.IdPClientSecret)
+	sc := newScrubber(cfg.ClientSecret.Reveal(), cfg.RefreshToken.Reveal(), cfg.IdPClientSecret.Reveal())
 	fetcher = scrubbingCodes(fetcher, sc)
 	h := &handler{name: cfg.Name, flow: cfg.Flow, log: log, closing: closing, timeout: timeout, secrets: sc}
 	b := &builder{cfg: cfg, client: client, fetcher: fetcher, secrets: sc}
@@ -164,7 +166,7 @@ func New(cfg Config, opts Options) (*Strategy, error) {
 		h.lazy = b.enterprise
 	case cfg.Flow == FlowClientCredentials:
 		h.inner, err = b.clientCredentials()
-	case cfg.RefreshToken != "":
+	case !cfg.RefreshToken.IsZero():
 		h.lazy = b.refresh
 	default:
 		h.inner, err = b.authorizationCode(nil)

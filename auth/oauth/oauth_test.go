@@ -68,7 +68,7 @@ func newStrategy(t *testing.T, cfg oauth.Config, opts oauth.Options) *oauth.Stra
 }
 
 func clientCredentials(name string) oauth.Config {
-	return oauth.Config{Name: name, Flow: oauth.FlowClientCredentials, ClientID: testClientID, ClientSecret: testSecret}
+	return oauth.Config{Name: name, Flow: oauth.FlowClientCredentials, ClientID: testClientID, ClientSecret: secrets.NewValue(testSecret)}
 }
 
 func whoami(ctx context.Context, sess *mcp.ClientSession) error {
@@ -411,7 +411,7 @@ func TestRefreshTokenRef(t *testing.T) {
 	as := newFakeAS(t, testClientID, testSecret)
 	as.refreshToken = "pre-provisioned-refresh-token"
 	rs := newFakeRS(t, as)
-	cfg := oauth.Config{Name: "server fake", ClientID: testClientID, ClientSecret: testSecret, RefreshToken: as.refreshToken}
+	cfg := oauth.Config{Name: "server fake", ClientID: testClientID, ClientSecret: secrets.NewValue(testSecret), RefreshToken: secrets.NewValue(as.refreshToken)}
 	s := newStrategy(t, cfg, oauth.Options{})
 	sess, err := connect(t, ctx, rs, s)
 	if err != nil {
@@ -425,7 +425,7 @@ func TestRefreshTokenRef(t *testing.T) {
 	}
 
 	// A rejected refresh token says what to do, and shows no token.
-	cfg.RefreshToken = "revoked-refresh-token"
+	cfg.RefreshToken = secrets.NewValue("revoked-refresh-token")
 	logs := &logBuffer{}
 	s2 := newStrategy(t, cfg, oauth.Options{Logger: logs.logger()})
 	_, err = connect(t, ctx, rs, s2)
@@ -471,7 +471,7 @@ func TestRedirectListener(t *testing.T) {
 			})
 		}
 	}
-	s := newStrategy(t, oauth.Config{Name: "server fake", ClientID: testClientID, ClientSecret: testSecret, RedirectURL: redirect},
+	s := newStrategy(t, oauth.Config{Name: "server fake", ClientID: testClientID, ClientSecret: secrets.NewValue(testSecret), RedirectURL: redirect},
 		oauth.Options{Logger: logs.logger()})
 	sess, err := connect(t, ctx, rs, s)
 	if err != nil {
@@ -500,10 +500,10 @@ func TestEnterprise(t *testing.T) {
 	rs := newFakeRS(t, as)
 	var idTokens atomic.Int64
 	cfg := oauth.Config{
-		Name: "server fake", Flow: oauth.FlowEnterprise, ClientID: testClientID, ClientSecret: testSecret,
+		Name: "server fake", Flow: oauth.FlowEnterprise, ClientID: testClientID, ClientSecret: secrets.NewValue(testSecret),
 		TokenEndpointAuth: "client_secret_basic",
 		IdPIssuer:         as.srv.URL + "/idp", IdPTokenEndpoint: as.srv.URL + "/idp/token", IdPClientID: "heddle-at-idp",
-		IDToken: func(context.Context) (string, error) { return fmt.Sprintf("idt-%d", idTokens.Add(1)), nil },
+		IDToken: func(context.Context) (secrets.Value, error) { return secrets.NewValue(fmt.Sprintf("idt-%d", idTokens.Add(1))), nil },
 	}
 	s := newStrategy(t, cfg, oauth.Options{})
 	sess, err := connect(t, ctx, rs, s)
@@ -529,11 +529,11 @@ func TestEnterprise(t *testing.T) {
 // MCP_AUTH_STRATEGY_INVALID (or the secret's own code), naming the setting.
 func TestBuildErrors(t *testing.T) {
 	ref := func(s string) *config.Ref { r := config.ParseRef(s); return &r }
-	res := secrets.Func(func(_ context.Context, r config.Ref) (string, error) {
+	res := secrets.Func(func(_ context.Context, r config.Ref) (secrets.Value, error) {
 		if r.Name == "MISSING" {
-			return "", diag.New(diag.SecretUnresolved, "%s: not set", r)
+			return secrets.Value{}, diag.New(diag.SecretUnresolved, "%s: not set", r)
 		}
-		return "value-" + r.Name, nil
+		return secrets.NewValue("value-" + r.Name), nil
 	})
 	tests := []struct {
 		name     string

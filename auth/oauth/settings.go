@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/heddlehq/heddle/auth/authlive"
+	"github.com/heddlehq/heddle/secrets"
 )
 
 // configFrom reads an auth block's settings (as the plan records them:
@@ -31,11 +32,14 @@ func configFrom(ctx context.Context, env authlive.Env, s map[string]any) (Config
 			return Config{}, invalid(env.Name, errors.New("set client_id or client_id_ref, not both"))
 		}
 	}
+	// A client id is no secret (RFC 6749, section 2.2): it may come from a
+	// reference, but it is sent, and named in messages, as it is.
+	var clientID secrets.Value
 	for _, r := range []struct {
 		key string
-		to  *string
+		to  *secrets.Value
 	}{
-		{"client_id_ref", &cfg.ClientID},
+		{"client_id_ref", &clientID},
 		{"client_secret_ref", &cfg.ClientSecret},
 		{"refresh_token_ref", &cfg.RefreshToken},
 		{"idp_client_secret_ref", &cfg.IdPClientSecret},
@@ -47,7 +51,10 @@ func configFrom(ctx context.Context, env authlive.Env, s map[string]any) (Config
 		if err != nil {
 			return Config{}, err
 		}
-		*r.to = strings.TrimSpace(v)
+		*r.to = trimmed(v)
+	}
+	if !clientID.IsZero() {
+		cfg.ClientID = clientID.Reveal()
 	}
 	if ref, ok := authlive.Ref(s, "idp_token_ref"); ok {
 		// Resolved now, so a missing secret fails start-up, and again at
@@ -57,15 +64,20 @@ func configFrom(ctx context.Context, env authlive.Env, s map[string]any) (Config
 			return Config{}, err
 		}
 		resolver, name := env.Secrets, env.Name
-		cfg.IDToken = func(ctx context.Context) (string, error) {
+		cfg.IDToken = func(ctx context.Context) (secrets.Value, error) {
 			v, err := resolver.Resolve(ctx, ref)
 			if err != nil {
-				return "", fmt.Errorf("%s: idp_token_ref: %w", name, err)
+				return secrets.Value{}, fmt.Errorf("%s: idp_token_ref: %w", name, err)
 			}
-			return strings.TrimSpace(v), nil
+			return trimmed(v), nil
 		}
 	}
 	return cfg, nil
+}
+
+// trimmed is v without leading and trailing white space.
+func trimmed(v secrets.Value) secrets.Value {
+	return secrets.NewValue(strings.TrimSpace(v.Reveal()))
 }
 
 func str(s map[string]any, key string) string {

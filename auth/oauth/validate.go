@@ -46,13 +46,13 @@ func (p *problems) notFor(setting string, set bool) {
 
 // checkClient checks how the client authenticates, which every flow shares.
 func (p *problems) checkClient(cfg *Config) {
-	if cfg.ClientSecret != "" && cfg.ClientID == "" {
+	if !cfg.ClientSecret.IsZero() && cfg.ClientID == "" {
 		p.bad("client_secret_ref needs client_id or client_id_ref")
 	}
 	if m := cfg.TokenEndpointAuth; m != "" && !slices.Contains([]string{"client_secret_basic", "client_secret_post", "none"}, m) {
 		p.bad("token_endpoint_auth must be client_secret_basic, client_secret_post or none")
 	}
-	if cfg.TokenEndpointAuth == "none" && cfg.ClientSecret != "" {
+	if cfg.TokenEndpointAuth == "none" && !cfg.ClientSecret.IsZero() {
 		p.bad("token_endpoint_auth none sends no client secret: drop client_secret_ref")
 	}
 }
@@ -70,10 +70,10 @@ func (p *problems) checkAuthorizationCode(cfg *Config, opts Options) {
 	switch {
 	case cfg.RedirectURL == "" && opts.Fetcher != nil:
 		p.bad("flow authorization_code needs redirect_url")
-	case cfg.RedirectURL == "" && cfg.RefreshToken == "":
+	case cfg.RedirectURL == "" && cfg.RefreshToken.IsZero():
 		p.bad("flow authorization_code needs a way to get an authorization code: redirect_url (a loopback listener) or refresh_token_ref")
 	}
-	if cfg.RefreshToken != "" && (cfg.ClientID == "" || isMetadataURL(cfg.ClientID)) {
+	if !cfg.RefreshToken.IsZero() && (cfg.ClientID == "" || isMetadataURL(cfg.ClientID)) {
 		p.bad("refresh_token_ref needs the pre-registered client it was issued to: client_id or client_id_ref")
 	}
 }
@@ -81,7 +81,7 @@ func (p *problems) checkAuthorizationCode(cfg *Config, opts Options) {
 // checkClientCredentials checks that the client_credentials flow has a
 // client that authenticates, and nothing of the other flows.
 func (p *problems) checkClientCredentials(cfg *Config) {
-	if cfg.ClientID == "" || cfg.ClientSecret == "" {
+	if cfg.ClientID == "" || cfg.ClientSecret.IsZero() {
 		p.bad("flow client_credentials needs client_id (or client_id_ref) and client_secret_ref")
 	}
 	if cfg.TokenEndpointAuth == "none" {
@@ -89,7 +89,7 @@ func (p *problems) checkClientCredentials(cfg *Config) {
 	}
 	p.notFor("scopes", len(cfg.Scopes) > 0) // go-sdk requests the scopes the server names
 	p.notFor("redirect_url", cfg.RedirectURL != "")
-	p.notFor("refresh_token_ref", cfg.RefreshToken != "")
+	p.notFor("refresh_token_ref", !cfg.RefreshToken.IsZero())
 	p.notFor("idp_*", cfg.idpSet())
 }
 
@@ -110,13 +110,13 @@ func (p *problems) checkEnterprise(cfg *Config) {
 		}
 	}
 	p.notFor("redirect_url", cfg.RedirectURL != "")
-	p.notFor("refresh_token_ref", cfg.RefreshToken != "")
+	p.notFor("refresh_token_ref", !cfg.RefreshToken.IsZero())
 }
 
 // idpSet reports whether any setting of the enterprise flow's identity
 // provider is set.
 func (cfg *Config) idpSet() bool {
-	return cfg.IdPIssuer != "" || cfg.IdPTokenEndpoint != "" || cfg.IdPClientID != "" || cfg.IdPClientSecret != "" || cfg.IDToken != nil
+	return cfg.IdPIssuer != "" || cfg.IdPTokenEndpoint != "" || cfg.IdPClientID != "" || !cfg.IdPClientSecret.IsZero() || cfg.IDToken != nil
 }
 
 // checkLoopbackRedirect accepts http://127.0.0.1:PORT/path (or [::1],

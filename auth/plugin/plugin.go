@@ -112,8 +112,8 @@ func resolveSettings(ctx context.Context, env authlive.Env, settings map[string]
 			if err != nil {
 				return nil, nil, err
 			}
-			out[k] = v
-			secretVals = append(secretVals, v)
+			out[k] = v.Reveal()
+			secretVals = append(secretVals, v.Reveal())
 			continue
 		}
 		switch v := settings[k].(type) {

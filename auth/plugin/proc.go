@@ -105,8 +105,8 @@ func resolveEnv(ctx context.Context, env authlive.Env, name string, spec *plan.A
 		if err != nil {
 			return nil, nil, fmt.Errorf("auth plugin %q: env %s: %w", name, k, err)
 		}
-		out = append(out, k+"="+val)
-		secretVals = append(secretVals, val)
+		out = append(out, k+"="+val.Reveal())
+		secretVals = append(secretVals, val.Reveal())
 	}
 	return out, secretVals, nil
 }

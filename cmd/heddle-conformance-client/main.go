@@ -115,11 +115,11 @@ func runScenario(scenario, url string, sc scenarioContext, log *slog.Logger) err
 	// The context's secrets reach the strategy the way a deployment's do: as
 	// references, resolved at start-up.
 	values := map[string]string{"CLIENT_SECRET": sc.ClientSecret, "IDP_ID_TOKEN": sc.IdPIDToken}
-	resolver := secrets.Func(func(_ context.Context, ref config.Ref) (string, error) {
+	resolver := secrets.Func(func(_ context.Context, ref config.Ref) (secrets.Value, error) {
 		if v := values[ref.Name]; v != "" {
-			return v, nil
+			return secrets.NewValue(v), nil
 		}
-		return "", diag.New(diag.SecretUnresolved, "%s: not in MCP_CONFORMANCE_CONTEXT", ref)
+		return secrets.Value{}, diag.New(diag.SecretUnresolved, "%s: not in MCP_CONFORMANCE_CONTEXT", ref)
 	})
 	rt, err := runtime.Open(ctx, p, runtime.Options{
 		Logger: log, Secrets: resolver, Elicitation: acceptDefaults,

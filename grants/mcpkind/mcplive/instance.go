@@ -251,7 +251,7 @@ func (s *server) prepare(ctx context.Context) error {
 			if err != nil {
 				return fmt.Errorf("server %s: env %s: %w", s.name, k, err)
 			}
-			declared[k] = val
+			declared[k] = val.Reveal()
 		}
 		s.env = childproc.Env(env.LookupEnv, declared)
 		return nil

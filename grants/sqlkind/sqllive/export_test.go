@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/heddlehq/heddle/grants/sqlkind"
+	"github.com/heddlehq/heddle/secrets"
 )
 
 // Engine exposes one opened database to the tests, below the toolset: it
@@ -24,7 +25,7 @@ func OpenSQLite(ctx context.Context, path string, authorize bool) (*Engine, erro
 // check, so the session layers stand alone (even for a superuser).
 func OpenPostgres(ctx context.Context, dsn string, timeoutMS int, verify bool) (*Engine, error) {
 	src := &sqlkind.Source{Name: "test", Driver: "postgres", TimeoutMS: timeoutMS}
-	cfg, err := pgConfig(src, dsn)
+	cfg, err := pgConfig(src, secrets.NewValue(dsn))
 	if err != nil {
 		return nil, err
 	}

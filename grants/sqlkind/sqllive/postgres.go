@@ -18,6 +18,7 @@ import (
 
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants/sqlkind"
+	"github.com/heddlehq/heddle/secrets"
 )
 
 // pgEngine is a PostgreSQL source. Read-only is enforced three times over:
@@ -49,8 +50,8 @@ type pgEngine struct {
 
 // pgConfig parses a DSN and adds heddle's session settings. The error never
 // contains the DSN.
-func pgConfig(src *sqlkind.Source, dsn string) (*pgx.ConnConfig, error) {
-	cfg, err := pgx.ParseConfig(dsn)
+func pgConfig(src *sqlkind.Source, dsn secrets.Value) (*pgx.ConnConfig, error) {
+	cfg, err := pgx.ParseConfig(dsn.Reveal())
 	if err != nil {
 		return nil, diag.New(diag.SQLSourceUnreachable, "sql source %s: the value of dsn_ref is not a PostgreSQL connection string", src.Name)
 	}

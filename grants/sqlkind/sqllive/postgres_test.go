@@ -64,7 +64,7 @@ ai:
 
 // dsnResolver resolves every reference to dsn.
 func dsnResolver(dsn string) secrets.Resolver {
-	return secrets.Func(func(context.Context, config.Ref) (string, error) { return dsn, nil })
+	return secrets.Func(func(context.Context, config.Ref) (secrets.Value, error) { return secrets.NewValue(dsn), nil })
 }
 
 func openPG(t *testing.T, dsn, remote string) (*runtime.Runtime, error) {
