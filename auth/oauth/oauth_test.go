@@ -503,7 +503,9 @@ func TestEnterprise(t *testing.T) {
 		Name: "server fake", Flow: oauth.FlowEnterprise, ClientID: testClientID, ClientSecret: secrets.NewValue(testSecret),
 		TokenEndpointAuth: "client_secret_basic",
 		IdPIssuer:         as.srv.URL + "/idp", IdPTokenEndpoint: as.srv.URL + "/idp/token", IdPClientID: "heddle-at-idp",
-		IDToken: func(context.Context) (secrets.Value, error) { return secrets.NewValue(fmt.Sprintf("idt-%d", idTokens.Add(1))), nil },
+		IDToken: func(context.Context) (secrets.Value, error) {
+			return secrets.NewValue(fmt.Sprintf("idt-%d", idTokens.Add(1))), nil
+		},
 	}
 	s := newStrategy(t, cfg, oauth.Options{})
 	sess, err := connect(t, ctx, rs, s)
