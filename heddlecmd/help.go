@@ -36,6 +36,9 @@ var formats = []string{"text", "json"}
 // logLevels are the values of --log-level.
 var logLevels = []string{"debug", "info", "warn", "error"}
 
+// logFormats are the values of --log-format.
+var logFormats = []string{"text", "json"}
+
 // shells are the shells completion writes a script for.
 var shells = []string{"bash", "zsh", "fish"}
 
@@ -132,7 +135,7 @@ func globalFlag(name string) bool {
 // metavars name the value of each flag in usage.
 var metavars = map[string]string{
 	"config": "FILE", "env": "NAME", "agents": "DIR", "format": "FORMAT",
-	"log-level": "LEVEL", "lock": "FILE", "args": "JSON", "as": "SUBJECT",
+	"log-level": "LEVEL", "log-format": "FORMAT", "lock": "FILE", "args": "JSON", "as": "SUBJECT",
 	"role": "ROLE", "claim": "NAME=VALUE", "listen": "ADDR",
 }
 
@@ -244,6 +247,8 @@ func flagValues(cmd, flagName string) []string {
 		return formatsOf(cmd)
 	case "log-level":
 		return logLevels
+	case "log-format":
+		return logFormats
 	}
 	return nil
 }

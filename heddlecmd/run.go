@@ -33,9 +33,10 @@ func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
 
 // runFlags are the flags of the commands that open the runtime.
 type runFlags struct {
-	logLevel string
-	lock     string
-	lockSet  bool // --lock was given: a missing file is an error
+	logLevel  string
+	logFormat string
+	lock      string
+	lockSet   bool // --lock was given: a missing file is an error
 }
 
 // DefaultLockFile is where heddle lock writes, and where the other commands
@@ -44,6 +45,7 @@ const DefaultLockFile = "heddle.lock"
 
 func (r *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&r.logLevel, "log-level", "warn", "log level: debug, info, warn or error")
+	fs.StringVar(&r.logFormat, "log-format", "text", "log format: text (key=value lines) or json (one object a line)")
 	fs.StringVar(&r.lock, "lock", DefaultLockFile, "lock file pinning tool definitions (the default is used when it exists; a file named here must exist)")
 }
 
@@ -52,7 +54,14 @@ func (r *runFlags) logger(e *env) (*slog.Logger, error) {
 	if err := lvl.UnmarshalText([]byte(r.logLevel)); err != nil {
 		return nil, unknownValue("log-level", r.logLevel, logLevels)
 	}
-	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: lvl})), nil
+	opts := &slog.HandlerOptions{Level: lvl}
+	switch r.logFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(e.stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(e.stderr, opts)), nil
+	}
+	return nil, unknownValue("log-format", r.logFormat, logFormats)
 }
 
 // only returns a copy of p holding only the named agents, so that opening
