@@ -329,6 +329,7 @@ func TestConnectionLimit(t *testing.T) {
 			_, _ = io.WriteString(c, "POST /v1/agents/u/tools/serve_echo HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
 			closedAfter(c, start) // reads the 400, then the close
 		}
+		synctest.Wait() // the server has read each header, and waits for its body
 		next := dial()
 		served := make(chan time.Duration, 1)
 		go func() {
