@@ -47,8 +47,8 @@ import (
 // benchTools are the fast tools the load test calls: a use case that
 // answers its argument, and the test MCP server's echo over an in-memory
 // transport; and the serve.auth kinds each is called with. What a kind
-// costs does not depend on the tool, so the MCP echo, whose own cost
-// varies by more than the difference, is called with the baseline only.
+// costs does not depend on the tool, so the MCP echo is called with the
+// baseline only, which keeps the load test within about a minute.
 var benchTools = []struct {
 	name, agent, tool string
 	auths             []string
