@@ -140,9 +140,10 @@ func (j *jwtAuth) verify(ctx context.Context, raw string) (map[string]json.RawMe
 		return nil, invalidToken("the token is signed with alg %s, which serve.auth.algorithms (%s) does not allow; none and the HMAC algorithms never are", alg, strings.Join(algNames(j.algs), ", "))
 	}
 	// go-oidc checks the algorithm again, asks the key set for the
-	// signature, then checks iss and aud. The key set leaves why it refused
-	// the signature in sig, which go-oidc's error only quotes.
-	sig := &sigCheck{}
+	// signature, then checks iss and aud. The key set verifies the token as
+	// parsed here, and leaves why it refused the signature in sig, which
+	// go-oidc's error only quotes.
+	sig := &sigCheck{raw: raw, jws: jws}
 	tok, err := j.verifier.Verify(context.WithValue(ctx, sigCheckKey{}, sig), raw)
 	if err != nil {
 		if sig.err != nil {

@@ -11,6 +11,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -378,6 +379,45 @@ func TestJWTKeyRotation(t *testing.T) {
 	}
 	if err := accepted(newRSAKey(t, "k4")); !diag.Has(err, diag.Unauthenticated) || strings.Contains(err.Error(), "127.0.0.1") {
 		t.Errorf("a new kid with the issuer gone: %v", err)
+	}
+}
+
+// TestKeySetParsedToken: the key set verifies the token as verify parsed
+// it, held to serve.auth.algorithms as a parse of its own is, and never
+// the parse of another token than the one it is given.
+func TestKeySetParsedToken(t *testing.T) {
+	k := newRSAKey(t, "k1")
+	iss := newTestIssuer(t, k.public())
+	j := testJWT(t, iss, nil)
+	claims := claimsOf(iss.url(), nil)
+	parse := func(raw string) *jose.JSONWebSignature {
+		jws, err := jose.ParseSignedCompact(raw, named)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return jws
+	}
+	verify := func(raw string, sc *sigCheck) error {
+		_, err := j.keys.VerifySignature(context.WithValue(context.Background(), sigCheckKey{}, sc), raw)
+		if sc.verified != (err == nil) || !errors.Is(sc.err, err) {
+			t.Errorf("the check holds %v, verified %t; VerifySignature returned %v", sc.err, sc.verified, err)
+		}
+		return err
+	}
+	good := k.sign(t, "", claims)
+	if err := verify(good, &sigCheck{raw: good, jws: parse(good)}); err != nil {
+		t.Errorf("a token and its parse: %v", err)
+	}
+	if err := verify(good, &sigCheck{}); err != nil {
+		t.Errorf("a token without its parse: %v", err)
+	}
+	ps := k.sign(t, jose.PS256, claims) // RS256 alone is allowed
+	if err := verify(ps, &sigCheck{raw: ps, jws: parse(ps)}); !diag.Has(err, diag.Unauthenticated) || !strings.Contains(err.Error(), "serve.auth.algorithms") {
+		t.Errorf("a parse of alg PS256: %v, want UNAUTHENTICATED naming serve.auth.algorithms", err)
+	}
+	forged := newRSAKey(t, "k1").sign(t, "", claims)
+	if err := verify(forged, &sigCheck{raw: good, jws: parse(good)}); !diag.Has(err, diag.Unauthenticated) {
+		t.Errorf("a forged token beside the parse of a good one: %v, want UNAUTHENTICATED", err)
 	}
 }
 

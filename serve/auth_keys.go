@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -92,8 +93,13 @@ func (k *keySet) count() int {
 type sigCheckKey struct{}
 
 // sigCheck is what VerifySignature found: the refusal, or that the
-// signature verified.
+// signature verified. raw and jws are the token the verification is of and
+// its parse (with any algorithm), which VerifySignature uses instead of
+// parsing raw again.
 type sigCheck struct {
+	raw string
+	jws *jose.JSONWebSignature
+
 	err      error
 	verified bool
 }
@@ -101,16 +107,29 @@ type sigCheck struct {
 // VerifySignature returns the payload of jwt when one of the issuer's keys
 // verifies its signature. go-oidc calls it after checking the algorithm.
 func (k *keySet) VerifySignature(ctx context.Context, token string) ([]byte, error) {
-	payload, err := k.verify(ctx, token)
-	if sc, ok := ctx.Value(sigCheckKey{}).(*sigCheck); ok {
+	sc, _ := ctx.Value(sigCheckKey{}).(*sigCheck)
+	var parsed *jose.JSONWebSignature
+	if sc != nil && sc.raw == token {
+		parsed = sc.jws
+	}
+	payload, err := k.verify(ctx, token, parsed)
+	if sc != nil {
 		sc.err, sc.verified = err, err == nil
 	}
 	return payload, err
 }
 
-func (k *keySet) verify(ctx context.Context, token string) ([]byte, error) {
-	jws, err := jose.ParseSignedCompact(token, k.algs)
-	if err != nil || len(jws.Signatures) != 1 {
+// verify checks token's signature; parsed, when not nil, is token already
+// parsed, and is held to the same algorithms as a parse of k's own.
+func (k *keySet) verify(ctx context.Context, token string, parsed *jose.JSONWebSignature) ([]byte, error) {
+	jws := parsed
+	if jws == nil {
+		var err error
+		if jws, err = jose.ParseSignedCompact(token, k.algs); err != nil {
+			jws = nil
+		}
+	}
+	if jws == nil || len(jws.Signatures) != 1 || !slices.Contains(k.algs, jose.SignatureAlgorithm(jws.Signatures[0].Header.Algorithm)) {
 		return nil, invalidToken("the token is not a JWT with one signature of an algorithm serve.auth.algorithms allows")
 	}
 	kid := jws.Signatures[0].Header.KeyID

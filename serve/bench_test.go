@@ -1,18 +1,25 @@
 package serve_test
 
 // The load test of the invoke API: calls through the front door over HTTP
-// on 127.0.0.1, with serve.auth on (trusted_headers, the proxy being this
-// machine), measured in the same run against the same calls made in
-// process through the toolset (runtime.Toolset.Call), and through a
-// minimal hand-written front door (net/http, the body decoded, the same
-// toolset called, its result encoded: no checks, no limits) on the same
-// loopback with the same client, so that the ratios mean something
-// whatever the machine. docs/performance.md records a run; `make bench
+// on 127.0.0.1, with serve.auth on, measured in the same run against the
+// same calls made in process through the toolset (runtime.Toolset.Call),
+// and through a minimal hand-written front door (net/http, the body
+// decoded, the same toolset called, its result encoded: no checks, no
+// limits) on the same loopback with the same client, so that the ratios
+// mean something whatever the machine. The front door is called with each
+// serve.auth kind a worker runs in production: trusted_headers (the proxy
+// being this machine), the baseline; tokens; and jwt, with tokens signed
+// RS256 and ES256. docs/performance.md records a run; `make bench
 // BENCH=Invoke` runs them.
 
 import (
 	"bytes"
 	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	cryptorand "crypto/rand"
+	"crypto/rsa"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -26,18 +33,33 @@ import (
 	"testing"
 	"time"
 
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+
 	"github.com/heddlehq/heddle"
+	"github.com/heddlehq/heddle/config"
+	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/secrets"
 	"github.com/heddlehq/heddle/serve"
 )
 
 // benchTools are the fast tools the load test calls: a use case that
 // answers its argument, and the test MCP server's echo over an in-memory
-// transport.
-var benchTools = []struct{ name, agent, tool string }{
-	{"usecase", "u", "serve_echo"},
-	{"mcp", "a", "echo"},
+// transport; and the serve.auth kinds each is called with. What a kind
+// costs does not depend on the tool, so the MCP echo is called with the
+// baseline only, which keeps the load test within about a minute.
+var benchTools = []struct {
+	name, agent, tool string
+	auths             []string
+}{
+	{"usecase", "u", "serve_echo", benchAuths},
+	{"mcp", "a", "echo", benchAuths[:1]},
 }
+
+// benchAuths are the serve.auth kinds of the load test; the first is the
+// baseline the others are compared with.
+var benchAuths = []string{"trusted_headers", "tokens", "jwt-rs256", "jwt-es256"}
 
 // benchBody is the body of every call: the arguments of both tools.
 const benchBody = `{"text": "hello, heddle"}`
@@ -45,26 +67,157 @@ const benchBody = `{"text": "hello, heddle"}`
 // benchCaller is who the calls are made as.
 var benchCaller = heddle.Identity{Subject: "bench", Roles: []string{"dev"}}
 
-// benchSides returns the ways of making one call of tool: through the
-// front door (http), through the minimal one (minimal), and through the
-// toolset (inprocess).
-func benchSides(b *testing.B, f *front, minimal, agent, tool string) map[string]func() error {
-	ts, err := f.rt.Toolset(agent)
+// benchToken is the bearer token of kind tokens, the value of the secret
+// reference benchTokensAPI names.
+const benchToken = "bench-token-7e21c4a9f03b5d68"
+
+// benchTokensAPI is a serve: section of kind tokens with one token, for
+// benchCaller, read from a secret reference.
+const benchTokensAPI = "serve:\n  auth:\n    kind: tokens\n    tokens:\n" +
+	"      bench: {token_ref: '${secrets:/heddle/bench}', subject: bench, roles: [dev]}\n"
+
+// benchJWTAPI is a serve: section of kind jwt, of issuer, for audience
+// heddle, accepting RS256 and ES256, the caller's roles in the groups claim.
+func benchJWTAPI(issuer string) string {
+	return "serve:\n  auth:\n    kind: jwt\n    issuer: " + issuer + "\n    audience: heddle\n" +
+		"    algorithms: [RS256, ES256]\n    claims: {subject: sub, roles: groups}\n"
+}
+
+// benchFronts are the front doors of the load test, one runtime each: one
+// per serve.auth kind (both jwt tokens go to the same one), and the
+// minimal front door of the baseline's runtime.
+type benchFronts struct {
+	fronts  map[string]*front            // by auth kind
+	creds   map[string]func(http.Header) // how a call of each kind says who calls
+	minimal string                       // the minimal front door's URL
+}
+
+// startBenchFronts starts the front doors, with idle connections enough
+// for every caller, and warms them up. The jwt tokens are signed here,
+// once, valid for an hour.
+func startBenchFronts(b *testing.B) *benchFronts {
+	fs := &benchFronts{fronts: map[string]*front{}, creds: map[string]func(http.Header){}}
+
+	fs.fronts["trusted_headers"] = startFront(b, trustLoopback+inMemoryServer, testAgents)
+	fs.creds["trusted_headers"] = func(h http.Header) {
+		h.Set("X-Heddle-Subject", benchCaller.Subject)
+		h.Set("X-Heddle-Roles", strings.Join(benchCaller.Roles, ","))
+	}
+
+	fs.fronts["tokens"] = startFrontWith(b, benchTokensAPI+inMemoryServer, testAgents, serve.Options{
+		Secrets: secrets.Func(func(_ context.Context, ref config.Ref) (string, error) {
+			if ref.Name == "/heddle/bench" {
+				return benchToken, nil
+			}
+			return "", diag.New(diag.SecretUnresolved, "%s: no such secret", ref)
+		}),
+	})
+	fs.creds["tokens"] = bearerOf(benchToken)
+
+	rsaKey, err := rsa.GenerateKey(cryptorand.Reader, 2048)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ecKey, err := ecdsa.GenerateKey(elliptic.P256(), cryptorand.Reader)
+	if err != nil {
+		b.Fatal(err)
+	}
+	keys := []benchKey{{"rsa-1", jose.RS256, rsaKey}, {"ec-1", jose.ES256, ecKey}}
+	issuer := startBenchIssuer(b, keys)
+	jwtFront := startFront(b, benchJWTAPI(issuer)+inMemoryServer, testAgents)
+	now := time.Now()
+	claims := map[string]any{"iss": issuer, "aud": "heddle", "sub": benchCaller.Subject, "groups": benchCaller.Roles,
+		"iat": now.Unix(), "nbf": now.Unix(), "exp": now.Add(time.Hour).Unix()}
+	for _, k := range keys {
+		kind := "jwt-" + strings.ToLower(string(k.alg))
+		fs.fronts[kind] = jwtFront
+		fs.creds[kind] = bearerOf(k.sign(b, claims))
+	}
+
+	for _, f := range fs.fronts {
+		f.client.Transport.(*http.Transport).MaxIdleConnsPerHost = 128
+	}
+	fs.minimal = startMinimal(b, fs.fronts["trusted_headers"].rt)
+	for _, bt := range benchTools {
+		for range 20 { // warm up: schemas, connections, keys, first-use paths
+			for _, call := range fs.sides(b, bt.agent, bt.tool) {
+				if err := call(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	return fs
+}
+
+// bearerOf sets an Authorization: Bearer header of token.
+func bearerOf(token string) func(http.Header) {
+	return func(h http.Header) { h.Set("Authorization", "Bearer "+token) }
+}
+
+// benchKey is one of the issuer's signing keys.
+type benchKey struct {
+	kid  string
+	alg  jose.SignatureAlgorithm
+	priv crypto.Signer
+}
+
+// sign returns claims as a JWT signed by k.
+func (k benchKey) sign(b *testing.B, claims map[string]any) string {
+	s, err := jose.NewSigner(jose.SigningKey{Algorithm: k.alg, Key: jose.JSONWebKey{Key: k.priv, KeyID: k.kid}}, (&jose.SignerOptions{}).WithType("JWT"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	tok, err := jwt.Signed(s).Claims(claims).Serialize()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return tok
+}
+
+// startBenchIssuer serves an OpenID issuer on 127.0.0.1, its discovery
+// document and the public halves of keys as its key set, and returns the
+// issuer's URL. It is closed when the benchmark ends.
+func startBenchIssuer(b *testing.B, keys []benchKey) string {
+	set := jose.JSONWebKeySet{}
+	for _, k := range keys {
+		set.Keys = append(set.Keys, jose.JSONWebKey{Key: k.priv.Public(), KeyID: k.kid, Algorithm: string(k.alg), Use: "sig"})
+	}
+	mux := http.NewServeMux()
+	srv := httptest.NewUnstartedServer(mux)
+	issuer := "http://" + srv.Listener.Addr().String()
+	mux.HandleFunc("GET /.well-known/openid-configuration", func(w http.ResponseWriter, _ *http.Request) {
+		_ = json.NewEncoder(w).Encode(map[string]string{"issuer": issuer, "jwks_uri": issuer + "/certs"})
+	})
+	mux.HandleFunc("GET /certs", func(w http.ResponseWriter, _ *http.Request) {
+		_ = json.NewEncoder(w).Encode(set)
+	})
+	srv.Start()
+	b.Cleanup(srv.Close)
+	return issuer
+}
+
+// sides returns the ways of making one call of tool: through the front
+// door of each serve.auth kind (named by the kind), through the minimal one
+// (minimal, the caller in the identity headers), and through the toolset
+// of the baseline's runtime (inprocess).
+func (fs *benchFronts) sides(b *testing.B, agent, tool string) map[string]func() error {
+	base := fs.fronts[benchAuths[0]]
+	ts, err := base.rt.Toolset(agent)
 	if err != nil {
 		b.Fatal(err)
 	}
 	ctx := heddle.WithCaller(context.Background(), benchCaller)
 	args := map[string]any{"text": "hello, heddle"}
 	want := []byte(`"isError":false`)
-	post := func(url string) error {
+	post := func(client *http.Client, url string, cred func(http.Header)) error {
 		req, err := http.NewRequest("POST", url, bytes.NewReader([]byte(benchBody)))
 		if err != nil {
 			return err
 		}
 		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("X-Heddle-Subject", benchCaller.Subject)
-		req.Header.Set("X-Heddle-Roles", "dev")
-		res, err := f.client.Do(req)
+		cred(req.Header)
+		res, err := client.Do(req)
 		if err != nil {
 			return err
 		}
@@ -75,9 +228,8 @@ func benchSides(b *testing.B, f *front, minimal, agent, tool string) map[string]
 		}
 		return nil
 	}
-	return map[string]func() error{
-		"http":    func() error { return post(f.url + "/v1/agents/" + agent + "/tools/" + tool) },
-		"minimal": func() error { return post(minimal + "/" + agent + "/" + tool) },
+	sides := map[string]func() error{
+		"minimal": func() error { return post(base.client, fs.minimal+"/"+agent+"/"+tool, fs.creds[benchAuths[0]]) },
 		"inprocess": func() error {
 			res, err := ts.Call(ctx, tool, args)
 			if err != nil || res.IsError {
@@ -86,25 +238,11 @@ func benchSides(b *testing.B, f *front, minimal, agent, tool string) map[string]
 			return nil
 		},
 	}
-}
-
-// startBenchFront is the front door the load test calls, with idle
-// connections enough for every caller, and the URL of the minimal front
-// door of the same runtime.
-func startBenchFront(b *testing.B) (*front, string) {
-	f := startFront(b, trustLoopback+inMemoryServer, testAgents)
-	f.client.Transport.(*http.Transport).MaxIdleConnsPerHost = 128
-	minimal := startMinimal(b, f.rt)
-	for _, bt := range benchTools {
-		for range 20 { // warm up: schemas, connections, first-use paths
-			for _, call := range benchSides(b, f, minimal, bt.agent, bt.tool) {
-				if err := call(); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}
+	for _, auth := range benchAuths {
+		f, cred := fs.fronts[auth], fs.creds[auth]
+		sides[auth] = func() error { return post(f.client, f.url+"/v1/agents/"+agent+"/tools/"+tool, cred) }
 	}
-	return f, minimal
+	return sides
 }
 
 // startMinimal serves POST /{agent}/{tool} on 127.0.0.1 as a careful
@@ -139,18 +277,31 @@ func startMinimal(b *testing.B, rt *runtime.Runtime) string {
 }
 
 // BenchmarkInvoke makes b.N calls of each fast tool with 1 and with 64
-// callers at once, through the front door (http) and in process, and
-// reports the throughput (calls/s) and the median and 99th percentile of
-// one call (p50-µs, p99-µs).
+// callers at once, through the front door with each of the tool's
+// serve.auth kinds (http), and reports the throughput (calls/s) and the
+// median and 99th percentile of one call (p50-µs, p99-µs). At 64 callers
+// it makes them through the minimal front door and in process too, which
+// the target's throughput is a fraction of; at one caller those medians
+// are BenchmarkInvokeOverhead's, measured in the same rounds as the front
+// door's. The names are tool/auth=KIND/callers=N/side, the minimal and
+// in-process sides under the baseline's kind.
 func BenchmarkInvoke(b *testing.B) {
-	f, minimal := startBenchFront(b)
+	fs := startBenchFronts(b)
 	for _, bt := range benchTools {
-		sides := benchSides(b, f, minimal, bt.agent, bt.tool)
+		sides := fs.sides(b, bt.agent, bt.tool)
 		for _, callers := range []int{1, 64} {
-			for _, side := range []string{"http", "minimal", "inprocess"} {
-				b.Run(fmt.Sprintf("%s/callers=%d/%s", bt.name, callers, side), func(b *testing.B) {
-					load(b, callers, sides[side])
+			run := func(auth, side, call string) {
+				b.Run(fmt.Sprintf("%s/auth=%s/callers=%d/%s", bt.name, auth, callers, side), func(b *testing.B) {
+					load(b, callers, sides[call])
 				})
+			}
+			for _, auth := range bt.auths {
+				run(auth, "http", auth)
+			}
+			if callers > 1 {
+				for _, side := range []string{"minimal", "inprocess"} {
+					run(benchAuths[0], side, side)
+				}
 			}
 		}
 	}
@@ -201,17 +352,19 @@ func percentile(ds []time.Duration, p int) float64 {
 }
 
 // BenchmarkInvokeOverhead interleaves, one caller at a time, a call
-// through the front door, one through the minimal front door and one in
-// process, in an order drawn at random for each round, so that the
-// machine's drift affects all three alike. It reports the three medians,
-// what the front door adds to the median call made in process
-// (added-p50-µs), and what it adds over the minimal front door
-// (over-minimal-p50-µs).
+// through the front door with each of the tool's serve.auth kinds, one
+// through the minimal front door and one in process, in an order drawn at
+// random for each round, so that the machine's drift affects all alike.
+// It reports the medians in process and through the minimal front door,
+// what the front door with each kind adds to the median call made in
+// process (KIND-added-p50-µs), what each kind adds over the baseline
+// (KIND-over-trusted_headers-p50-µs), and what the front door with the
+// baseline adds over the minimal one (over-minimal-p50-µs).
 func BenchmarkInvokeOverhead(b *testing.B) {
-	f, minimal := startBenchFront(b)
-	names := []string{"http", "minimal", "inprocess"}
+	fs := startBenchFronts(b)
 	for _, bt := range benchTools {
-		sides := benchSides(b, f, minimal, bt.agent, bt.tool)
+		sides := fs.sides(b, bt.agent, bt.tool)
+		names := append(slices.Clone(bt.auths), "minimal", "inprocess")
 		b.Run(bt.name, func(b *testing.B) {
 			ds := map[string][]time.Duration{}
 			order := rand.New(rand.NewPCG(1, 2))
@@ -229,12 +382,20 @@ func BenchmarkInvokeOverhead(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			h, m, p := percentile(ds["http"], 50), percentile(ds["minimal"], 50), percentile(ds["inprocess"], 50)
-			b.ReportMetric(h/1e3, "http-p50-µs")
-			b.ReportMetric(m/1e3, "minimal-p50-µs")
-			b.ReportMetric(p/1e3, "inprocess-p50-µs")
-			b.ReportMetric((h-p)/1e3, "added-p50-µs")
-			b.ReportMetric((h-m)/1e3, "over-minimal-p50-µs")
+			p50 := map[string]float64{}
+			for _, side := range names {
+				p50[side] = percentile(ds[side], 50)
+			}
+			base := benchAuths[0]
+			b.ReportMetric(p50["minimal"]/1e3, "minimal-p50-µs")
+			b.ReportMetric(p50["inprocess"]/1e3, "inprocess-p50-µs")
+			b.ReportMetric((p50[base]-p50["minimal"])/1e3, "over-minimal-p50-µs")
+			for _, auth := range bt.auths {
+				b.ReportMetric((p50[auth]-p50["inprocess"])/1e3, auth+"-added-p50-µs")
+				if auth != base {
+					b.ReportMetric((p50[auth]-p50[base])/1e3, auth+"-over-"+base+"-p50-µs")
+				}
+			}
 		})
 	}
 }

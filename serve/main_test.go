@@ -104,6 +104,13 @@ type front struct {
 // on 127.0.0.1. Everything is closed when the test ends.
 func startFront(t testing.TB, api string, agents map[string]string) *front {
 	t.Helper()
+	return startFrontWith(t, api, agents, serve.Options{})
+}
+
+// startFrontWith is startFront with opts for the server (its Addr and
+// Metrics are the listener's and the runtime's).
+func startFrontWith(t testing.TB, api string, agents map[string]string, opts serve.Options) *front {
+	t.Helper()
 	p := plantest.Must(t, api, agents, usecases...)
 	m := metrics.New()
 	rt, err := runtime.Open(context.Background(), p, runtime.Options{OnCall: m.Observe, Dial: testmcp.DialInMemory(t, nil)})
@@ -115,7 +122,8 @@ func startFront(t testing.TB, api string, agents map[string]string) *front {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := serve.New(context.Background(), rt, &serve.Options{Addr: ln.Addr(), Metrics: m})
+	opts.Addr, opts.Metrics = ln.Addr(), m
+	s, err := serve.New(context.Background(), rt, &opts)
 	if err != nil {
 		ln.Close()
 		t.Fatal(err)
