@@ -105,11 +105,11 @@ func startBenchFronts(b *testing.B) *benchFronts {
 	}
 
 	fs.fronts["tokens"] = startFrontWith(b, benchTokensAPI+inMemoryServer, testAgents, serve.Options{
-		Secrets: secrets.Func(func(_ context.Context, ref config.Ref) (string, error) {
+		Secrets: secrets.Func(func(_ context.Context, ref config.Ref) (secrets.Value, error) {
 			if ref.Name == "/heddle/bench" {
-				return benchToken, nil
+				return secrets.NewValue(benchToken), nil
 			}
-			return "", diag.New(diag.SecretUnresolved, "%s: no such secret", ref)
+			return secrets.Value{}, diag.New(diag.SecretUnresolved, "%s: no such secret", ref)
 		}),
 	})
 	fs.creds["tokens"] = bearerOf(benchToken)
