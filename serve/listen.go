@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"context"
 	"log/slog"
 	"net"
 	"net/http"
@@ -40,11 +39,6 @@ func (s *Server) httpServer() *http.Server {
 func (s *Server) Serve(ln net.Listener) error {
 	return s.srv.Serve(s.conns.listener(ln))
 }
-
-// Shutdown stops accepting connections, closes idle ones, and waits until
-// every request in flight has been answered or ctx is done, as
-// http.Server.Shutdown does.
-func (s *Server) Shutdown(ctx context.Context) error { return s.srv.Shutdown(ctx) }
 
 // connLimit bounds the open connections of a Server: one slot per
 // connection, taken before a connection is accepted and given back when it
