@@ -85,7 +85,7 @@ type Server struct {
 	inFlight chan struct{}
 	conns    *connLimit
 	srv      *http.Server
-	drain    drainState
+	drain    *drainState
 }
 
 // New returns the front door of rt, as its plan's serve: section says. It
@@ -165,6 +165,7 @@ func (s *Server) routes(m *metrics.Metrics) {
 // Every other path refuses a Host that is not accepted (DNS rebinding) and
 // a browser's request from a page of another origin, with 403 FORBIDDEN.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer s.drain.enter()()
 	if r.URL.Path == "/readyz" && s.drain.draining() {
 		Error(w, http.StatusServiceUnavailable, errDraining)
 		return
