@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -260,6 +261,47 @@ func TestServeGraceUsage(t *testing.T) {
 		}
 		if !strings.Contains(stderr.String(), "Go duration") || !strings.Contains(stderr.String(), "1m30s") {
 			t.Errorf("--grace %s: %s", v, stderr.String())
+		}
+	}
+}
+
+// TestServeKilledLeavesNoProcesses: after SIGKILL of a worker, no process
+// of its stdio server is alive 2 s later — not even a grandchild that
+// ignores SIGTERM and stdin EOF, which the parent-death signal of the
+// server does not reach.
+func TestServeKilledLeavesNoProcesses(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "grandchild.pid")
+	server := filepath.Join(dir, "server.sh")
+	script := "#!/bin/sh\nsh -c 'trap \"\" TERM; exec sleep 300' </dev/null >/dev/null 2>&1 &\necho $! > " + pidFile + "\nexec " + testmcpBin + "\n"
+	if err := os.WriteFile(server, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	w := startWorker(t, server)
+	if got := <-w.sleep(10); got != "200" {
+		t.Fatalf("a call: %s", got)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	grandchild, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs := descendants(w.cmd.Process.Pid)
+	if !slices.Contains(procs, grandchild) {
+		procs = append(procs, grandchild)
+	}
+	if !alive(grandchild) {
+		t.Fatal("the grandchild is not running before the worker is killed")
+	}
+	w.signal(syscall.SIGKILL)
+	w.waitExit(10 * time.Second)
+	if left := waitGone(procs, 2*time.Second); len(left) > 0 {
+		t.Errorf("processes %v outlived the worker's SIGKILL by 2s", left)
+		for _, p := range left {
+			_ = syscall.Kill(p, syscall.SIGKILL)
 		}
 	}
 }
