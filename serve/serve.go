@@ -161,7 +161,8 @@ func (s *Server) routes(m *metrics.Metrics) {
 }
 
 // ServeHTTP answers one request. The probes answer whatever the Host
-// header: a load balancer or the kubelet may probe by any name or address.
+// header: a load balancer or the kubelet may probe by any name or address;
+// during a drain (Shutdown) /readyz answers 503 SHUTTING_DOWN.
 // Every other path refuses a Host that is not accepted (DNS rebinding) and
 // a browser's request from a page of another origin, with 403 FORBIDDEN.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
