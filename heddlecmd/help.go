@@ -59,7 +59,7 @@ var commands = []command{
 	{name: "health", summary: "open the runtime and print the dependency report (what /readyz serves)",
 		exit: "0 ready; 1 not ready, or start-up failed; 2 usage", example: "health --format json"},
 	{name: "serve", summary: "run the runtime: /livez, /readyz, /metrics and the invoke API",
-		exit:    "runs until SIGINT or SIGTERM, drains, then 0; 1 when start-up or listening fails; 2 usage",
+		exit:    "runs until SIGINT or SIGTERM, drains for --grace (a second signal ends the drain), then 0; 1 when the drain cut calls, or start-up or listening fails; 2 usage",
 		example: "serve --listen 0.0.0.0:8080 --log-level info"},
 	{name: "lock", summary: "write heddle.lock: pinned tool definitions; later runs refuse changed tools",
 		exit: "0; 1 a coded failure; 2 usage", example: "lock --lock deploy/heddle.lock"},
@@ -136,7 +136,7 @@ func globalFlag(name string) bool {
 var metavars = map[string]string{
 	"config": "FILE", "env": "NAME", "agents": "DIR", "format": "FORMAT",
 	"log-level": "LEVEL", "log-format": "FORMAT", "lock": "FILE", "args": "JSON", "as": "SUBJECT",
-	"role": "ROLE", "claim": "NAME=VALUE", "listen": "ADDR",
+	"role": "ROLE", "claim": "NAME=VALUE", "listen": "ADDR", "grace": "DURATION",
 }
 
 // flagLine is a flag with its value's name: "--lock FILE", "--yes".

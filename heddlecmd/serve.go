@@ -19,18 +19,25 @@ import (
 // DefaultListen is serve's default address.
 const DefaultListen = "127.0.0.1:8080"
 
-// drainTimeout bounds how long serve waits for in-flight requests on
-// SIGINT/SIGTERM.
-const drainTimeout = 30 * time.Second
+// DefaultGrace is how long serve's drain waits for the calls in flight
+// unless --grace says otherwise.
+const DefaultGrace = 30 * time.Second
 
+// serve runs the front door until SIGINT or SIGTERM, then drains it for
+// --grace and closes the runtime. It exits 0 when every call in flight was
+// answered, ExitFail when the drain was cut (at --grace, or by a second
+// signal) with calls still running, which were answered SHUTTING_DOWN: the
+// exit status tells a supervisor that callers saw a failure.
 func (e *env) serve(args []string) int {
 	var (
 		rf     runFlags
 		listen string
+		grace  = graceFlag(DefaultGrace)
 	)
 	if _, err := e.parseCommand("serve", args, 0, 0, func(fs *flag.FlagSet) {
 		rf.register(fs)
 		fs.StringVar(&listen, "listen", DefaultListen, "address to listen on")
+		fs.Var(&grace, "grace", "how long a drain waits for the calls in flight before it cancels them (a Go duration: 30s, 2m, 1m30s)")
 	}); err != nil {
 		return e.usageError(err)
 	}
@@ -38,8 +45,9 @@ func (e *env) serve(args []string) int {
 	if err != nil {
 		return e.usageError(err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	sig := watchSignals()
+	defer sig.stop()
+	ctx := sig.first
 	m := metrics.New()
 	e.onCall = m.Observe
 	rt, code := e.open(ctx, &rf, log, false)
@@ -68,13 +76,68 @@ func (e *env) serve(args []string) int {
 		return ExitFail
 	case <-ctx.Done():
 	}
-	log.Info("draining")
-	dctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
+	log.Info("draining", "grace", time.Duration(grace).String())
+	dctx, cancel := context.WithTimeout(sig.second, time.Duration(grace))
 	defer cancel()
 	if err := front.Shutdown(dctx); err != nil {
-		fmt.Fprintf(e.stderr, "heddle: drain: %v\n", err)
+		why := "--grace " + time.Duration(grace).String() + " passed"
+		if sig.second.Err() != nil {
+			why = "a second signal came"
+		}
+		fmt.Fprintf(e.stderr, "heddle: drain: %s: %v\n", why, err)
+		return ExitFail
 	}
 	return ExitOK
+}
+
+// shutdownSignals are the contexts of serve's SIGINT and SIGTERM: first is
+// done at the first of them (a drain begins), second at the next (the drain
+// ends at once).
+type shutdownSignals struct {
+	first, second context.Context
+	stop          func()
+}
+
+func watchSignals() shutdownSignals {
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	first, cancelFirst := context.WithCancel(context.Background())
+	second, cancelSecond := context.WithCancel(context.Background())
+	quit := make(chan struct{})
+	go func() {
+		for n := 0; n < 2; n++ {
+			select {
+			case <-ch:
+			case <-quit:
+				return
+			}
+			if n == 0 {
+				cancelFirst()
+			} else {
+				cancelSecond()
+			}
+		}
+	}()
+	return shutdownSignals{first: first, second: second, stop: func() {
+		signal.Stop(ch)
+		close(quit)
+		cancelFirst()
+		cancelSecond()
+	}}
+}
+
+// graceFlag is the value of --grace: a Go duration, not negative.
+type graceFlag time.Duration
+
+func (g *graceFlag) String() string { return time.Duration(*g).String() }
+
+func (g *graceFlag) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return errors.New("want a Go duration, a number and a unit (ms, s, m, h): 30s, 90s, 2m, 1m30s")
+	}
+	*g = graceFlag(d)
+	return nil
 }
 
 // listenError is the LISTEN_FAILED error of a --listen address serve cannot

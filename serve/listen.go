@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"context"
 	"log/slog"
 	"net"
 	"net/http"
@@ -36,15 +35,19 @@ func (s *Server) httpServer() *http.Server {
 // connection between requests); when none is idle it waits until one
 // closes (the connections after it wait in the listener's backlog). The probes are answered
 // like any request; they are never refused for a Host, a caller or
-// max_in_flight. Serve returns http.ErrServerClosed after Shutdown.
+// max_in_flight. Serve returns http.ErrServerClosed once Shutdown has
+// begun.
 func (s *Server) Serve(ln net.Listener) error {
-	return s.srv.Serve(s.conns.listener(ln))
+	l, ok := s.drain.add(s.conns.listener(ln))
+	if !ok {
+		return http.ErrServerClosed
+	}
+	err := s.srv.Serve(l)
+	if s.drain.draining() {
+		return http.ErrServerClosed // Shutdown closed l
+	}
+	return err
 }
-
-// Shutdown stops accepting connections, closes idle ones, and waits until
-// every request in flight has been answered or ctx is done, as
-// http.Server.Shutdown does.
-func (s *Server) Shutdown(ctx context.Context) error { return s.srv.Shutdown(ctx) }
 
 // connLimit bounds the open connections of a Server: one slot per
 // connection, taken before a connection is accepted and given back when it

@@ -85,6 +85,7 @@ type Server struct {
 	inFlight chan struct{}
 	conns    *connLimit
 	srv      *http.Server
+	drain    *drainState
 }
 
 // New returns the front door of rt, as its plan's serve: section says. It
@@ -105,6 +106,7 @@ func New(ctx context.Context, rt *runtime.Runtime, opts *Options) (*Server, erro
 		origin:   http.NewCrossOriginProtection(),
 		inFlight: make(chan struct{}, max(cfg.Limits.MaxInFlight, 1)),
 		conns:    newConnLimit(max(cfg.Limits.MaxConnections, 1)),
+		drain:    newDrainState(),
 	}
 	a, err := newAuthenticator(ctx, cfg.Auth, authOptions(rt, opts), log)
 	if err != nil {
@@ -159,14 +161,22 @@ func (s *Server) routes(m *metrics.Metrics) {
 }
 
 // ServeHTTP answers one request. The probes answer whatever the Host
-// header: a load balancer or the kubelet may probe by any name or address.
+// header: a load balancer or the kubelet may probe by any name or address;
+// during a drain (Shutdown) /readyz answers 503 SHUTTING_DOWN.
 // Every other path refuses a Host that is not accepted (DNS rebinding) and
 // a browser's request from a page of another origin, with 403 FORBIDDEN.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer s.drain.enter()()
+	if r.URL.Path == "/readyz" && s.drain.draining() {
+		Error(w, http.StatusServiceUnavailable, errDraining)
+		return
+	}
 	if r.URL.Path == "/livez" || r.URL.Path == "/readyz" {
 		s.mux.ServeHTTP(w, r)
 		return
 	}
+	r, done := s.drain.track(r)
+	defer done()
 	if !s.hosts.accepts(r.Host) {
 		Error(w, http.StatusForbidden, diag.New(diag.Forbidden, "the Host header names a host this worker does not answer to: only its address, localhost on loopback, and serve.hosts are accepted (DNS rebinding)"))
 		return
@@ -292,12 +302,16 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 }
 
 // runtimeError answers an error of the runtime: 404 for an agent the plan
-// does not have, 503 once the runtime is closed, 504 for a call past its
-// tool_timeout_ms, 502 for a listing or call that failed otherwise. An
-// error without a code (a kind's own failure) is answered
-// TOOL_UNAVAILABLE, its reason logged rather than sent. A caller that is
-// gone is not answered.
+// does not have, 503 once the runtime is closed or a drain cut the request,
+// 504 for a call past its tool_timeout_ms, 502 for a listing or call that
+// failed otherwise. An error without a code (a kind's own failure) is
+// answered TOOL_UNAVAILABLE, its reason logged rather than sent. A caller
+// that is gone is not answered.
 func (s *Server) runtimeError(w http.ResponseWriter, r *http.Request, err error) {
+	if cut := context.Cause(r.Context()); errors.Is(cut, errCut) {
+		Error(w, http.StatusServiceUnavailable, cut)
+		return
+	}
 	if r.Context().Err() != nil {
 		return
 	}

@@ -7,8 +7,52 @@
 //	env := childproc.Env(os.LookupEnv, map[string]string{"GIT_TOKEN": token})
 //	stderr := childproc.NewStderrLog(logger, "git")
 //	cmd := childproc.Command("mcp-server-git", []string{"--repository", "/srv/repo"}, env, "", stderr)
-//	// … start cmd (a transport does), and when done with it:
+//	err := childproc.Start(cmd) // as the stdio transport does
+//	// … and when done with it:
 //	childproc.KillGroup(cmd)
+//
+// # Dying with the worker
+//
+// A child's whole process group must die with the worker, however the
+// worker ends — SIGKILL and the OOM killer included, when no code of the
+// worker runs. The parent-death signal (Pdeathsig, SIGKILL) reaches only
+// the direct child; a server's own children (npx's node, a shell's
+// background job) are reparented and live on, even those that would end on
+// SIGTERM or on stdin's end, since nobody sends them either. What can kill
+// them has to be a process that outlives the worker:
+//
+//   - PR_SET_CHILD_SUBREAPER on the worker does not help: orphans are
+//     reparented to it only while it lives.
+//   - A reaper between the worker and each server (the server its child)
+//     would change what the worker sees of the server: start errors (a
+//     command not found, not executable) would come from the reaper's exec,
+//     and the exit status and SIGTERM would pass through it.
+//   - A cgroup per worker (systemd's KillMode, a container) kills
+//     everything, but is the deployment's, not a library's, to set up.
+//
+// So each worker has one watchdog: a process started on the first Start,
+// from the worker's own executable (/proc/self/exe, so a binary replaced on
+// disk since still works) with HEDDLE_CHILDPROC_WATCHDOG=1 in its otherwise
+// empty environment. Any binary that links this package — heddle, and
+// every application that embeds the runtime, which links it through the
+// stdio transport — serves that mode from this package's init, before its
+// main runs, so the worker knows its executable supports it. The watchdog
+// reads the process groups to kill from a pipe whose only writer is the
+// worker (close-on-exec, so no server inherits it): Start adds a server's
+// group, KillGroup takes it back. When the pipe ends — the worker's process
+// is gone, whatever ended it, since the kernel closes its descriptors — the
+// watchdog kills every group it still holds with SIGKILL and exits. It
+// ignores SIGINT, SIGTERM, SIGHUP and SIGQUIT and runs in its own process
+// group, so that a signal meant for the worker (a terminal's ^C, a kill of
+// the worker's group) does not take it first; it ends within a moment of a
+// worker that exits normally.
+//
+// What it does not reach: a descendant that leaves its server's process
+// group (setsid, setpgid: daemons do), and anything started while the
+// watchdog could not be (no /proc, a binary that cannot be executed); then
+// only the parent-death signal of the direct child is left, as without it.
+// The other packages' init functions of the binary run in the watchdog
+// before this one's; they should not do work there (none of heddle's do).
 package childproc
 
 import (
@@ -71,14 +115,15 @@ func Command(name string, args, env []string, dir string, stderr io.Writer) *exe
 	return cmd
 }
 
-// KillGroup kills the whole process group of a child built by Command. It
-// is safe to call with nil, with a child never started, and after the child
-// has exited.
+// KillGroup kills the whole process group of a child built by Command, and
+// takes it back from the watchdog. It is safe to call with nil, with a
+// child never started, and after the child has exited.
 func KillGroup(cmd *exec.Cmd) {
 	if cmd == nil || cmd.Process == nil {
 		return
 	}
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	tellWatchdog('-', cmd.Process.Pid)
 }
 
 // Bounds of a StderrLog.

@@ -47,6 +47,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/heddlehq/heddle/internal/childproc"
 	"github.com/heddlehq/heddle/internal/msglimit"
 )
 
@@ -101,7 +102,7 @@ func (t *transport) Connect(context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := t.cmd.Start(); err != nil {
+	if err := childproc.Start(t.cmd); err != nil {
 		return nil, err
 	}
 	return &conn{
