@@ -3,6 +3,7 @@ package serve
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -38,8 +39,9 @@ var named = append([]jose.SignatureAlgorithm{"none", jose.HS256, jose.HS384, jos
 // (go-oidc's verifier over a key set of serve's own, which reads the keys
 // again on rotation), for serve.auth.audience, within their validity with
 // serve.auth.clock_skew_ms of leeway. The identity is read from the
-// token's claims as serve.auth.claims maps them. It is safe for concurrent
-// use.
+// token's claims as serve.auth.claims maps them. A token that passed every
+// check is held in cache (verified) for its next calls. It is safe for
+// concurrent use.
 type jwtAuth struct {
 	issuer   string
 	audience string
@@ -48,6 +50,7 @@ type jwtAuth struct {
 	claims   map[string]string // identity field (subject, roles, a claim) → token claim
 	keys     *keySet
 	verifier *oidc.IDTokenVerifier
+	cache    *verified
 	now      func() time.Time
 }
 
@@ -57,7 +60,7 @@ type jwtAuth struct {
 // which would answer every caller 401 while the worker reports ready.
 func newJWT(ctx context.Context, a *plan.ServeAuth, opts *Options, log *slog.Logger) (*jwtAuth, error) {
 	j := &jwtAuth{issuer: a.Issuer, audience: a.Audience, skew: time.Duration(a.ClockSkewMS) * time.Millisecond,
-		claims: a.Claims, now: time.Now}
+		claims: a.Claims, cache: newVerified(), now: time.Now}
 	if len(a.Algorithms) == 0 {
 		j.algs = []jose.SignatureAlgorithm{jose.RS256}
 	}
@@ -116,28 +119,50 @@ func (j *jwtAuth) Authenticate(r *http.Request) (heddle.Identity, error) {
 	if err != nil {
 		return heddle.Identity{}, err
 	}
-	claims, err := j.verify(r.Context(), raw)
+	// A token verified a moment ago under the same keys is not parsed or
+	// verified again; its validity in time is checked on every call.
+	sum := sha256.Sum256([]byte(raw))
+	gen, fresh := j.keys.generation()
+	if fresh {
+		if e, ok := j.cache.get(sum, gen, j.now()); ok {
+			if err := j.checkTimes(e.times, j.now()); err != nil {
+				j.cache.drop(sum)
+				return heddle.Identity{}, err
+			}
+			return copyIdentity(e.id), nil
+		}
+	}
+	claims, times, err := j.verify(r.Context(), raw)
 	if err != nil {
 		return heddle.Identity{}, err
 	}
-	return j.identity(claims)
+	id, err := j.identity(claims)
+	if err != nil {
+		return heddle.Identity{}, err
+	}
+	// gen was read before the verification: if the keys were replaced
+	// meanwhile, the entry is of an older generation and is never used.
+	j.cache.put(sum, verifiedEntry{id: id, times: times, gen: gen, added: j.now()})
+	return copyIdentity(id), nil
 }
 
 // verify checks raw in the order a reader would: its form and algorithm,
 // its signature, its issuer and audience, then its validity in time; the
 // error of the first check that fails says which it was, never the token.
-func (j *jwtAuth) verify(ctx context.Context, raw string) (map[string]json.RawMessage, error) {
+// times are the token's exp, nbf and iat.
+func (j *jwtAuth) verify(ctx context.Context, raw string) (claims map[string]json.RawMessage, times jwt.Claims, err error) {
+	var none jwt.Claims
 	jws, err := jose.ParseSignedCompact(raw, named)
 	if err != nil {
 		var unexpected *jose.ErrUnexpectedSignatureAlgorithm
 		if errors.As(err, &unexpected) {
-			return nil, invalidToken("the token's alg is not a JWS signature algorithm")
+			return nil, none, invalidToken("the token's alg is not a JWS signature algorithm")
 		}
-		return nil, invalidToken("the bearer token is not a JWT (three base64url parts, header.payload.signature)")
+		return nil, none, invalidToken("the bearer token is not a JWT (three base64url parts, header.payload.signature)")
 	}
 	alg := jose.SignatureAlgorithm(jws.Signatures[0].Header.Algorithm)
 	if !slices.Contains(j.algs, alg) {
-		return nil, invalidToken("the token is signed with alg %s, which serve.auth.algorithms (%s) does not allow; none and the HMAC algorithms never are", alg, strings.Join(algNames(j.algs), ", "))
+		return nil, none, invalidToken("the token is signed with alg %s, which serve.auth.algorithms (%s) does not allow; none and the HMAC algorithms never are", alg, strings.Join(algNames(j.algs), ", "))
 	}
 	// go-oidc checks the algorithm again, asks the key set for the
 	// signature, then checks iss and aud. The key set verifies the token as
@@ -147,36 +172,45 @@ func (j *jwtAuth) verify(ctx context.Context, raw string) (map[string]json.RawMe
 	tok, err := j.verifier.Verify(context.WithValue(ctx, sigCheckKey{}, sig), raw)
 	if err != nil {
 		if sig.err != nil {
-			return nil, sig.err
+			return nil, none, sig.err
 		}
 		if !sig.verified {
-			return nil, invalidToken("the token's signature could not be checked")
+			return nil, none, invalidToken("the token's signature could not be checked")
 		}
-		return nil, j.claimsError(jws.UnsafePayloadWithoutVerification())
+		return nil, none, j.claimsError(jws.UnsafePayloadWithoutVerification())
 	}
 	var c jwt.Claims
 	if err := tok.Claims(&c); err != nil {
-		return nil, invalidToken("the token's exp, nbf or iat is not a number of seconds")
+		return nil, none, invalidToken("the token's exp, nbf or iat is not a number of seconds")
 	}
 	if c.Expiry == nil {
-		return nil, invalidToken("the token has no exp: a token that never expires is not accepted")
+		return nil, none, invalidToken("the token has no exp: a token that never expires is not accepted")
 	}
-	now := j.now()
+	times = jwt.Claims{Expiry: c.Expiry, NotBefore: c.NotBefore, IssuedAt: c.IssuedAt}
+	if err := j.checkTimes(times, j.now()); err != nil {
+		return nil, none, err
+	}
+	if err := tok.Claims(&claims); err != nil {
+		return nil, none, invalidToken("the token's payload is not a JSON object")
+	}
+	return claims, times, nil
+}
+
+// checkTimes checks a token's exp, nbf and iat at now, with
+// serve.auth.clock_skew_ms of leeway: on its verification, and again each
+// time the cache of verified tokens answers for it.
+func (j *jwtAuth) checkTimes(c jwt.Claims, now time.Time) error {
 	switch err := c.ValidateWithLeeway(jwt.Expected{Time: now}, j.skew); {
 	case errors.Is(err, jwt.ErrExpired):
-		return nil, invalidToken("the token expired at %s (exp), more than serve.auth.clock_skew_ms (%s) ago", c.Expiry.Time().UTC().Format(time.RFC3339), j.skew)
+		return invalidToken("the token expired at %s (exp), more than serve.auth.clock_skew_ms (%s) ago", c.Expiry.Time().UTC().Format(time.RFC3339), j.skew)
 	case errors.Is(err, jwt.ErrNotValidYet):
-		return nil, invalidToken("the token is not valid before %s (nbf), more than serve.auth.clock_skew_ms (%s) from now", c.NotBefore.Time().UTC().Format(time.RFC3339), j.skew)
+		return invalidToken("the token is not valid before %s (nbf), more than serve.auth.clock_skew_ms (%s) from now", c.NotBefore.Time().UTC().Format(time.RFC3339), j.skew)
 	case errors.Is(err, jwt.ErrIssuedInTheFuture):
-		return nil, invalidToken("the token was issued at %s (iat), more than serve.auth.clock_skew_ms (%s) from now", c.IssuedAt.Time().UTC().Format(time.RFC3339), j.skew)
+		return invalidToken("the token was issued at %s (iat), more than serve.auth.clock_skew_ms (%s) from now", c.IssuedAt.Time().UTC().Format(time.RFC3339), j.skew)
 	case err != nil:
-		return nil, invalidToken("the token's validity could not be checked")
+		return invalidToken("the token's validity could not be checked")
 	}
-	var claims map[string]json.RawMessage
-	if err := tok.Claims(&claims); err != nil {
-		return nil, invalidToken("the token's payload is not a JSON object")
-	}
-	return claims, nil
+	return nil
 }
 
 // claimsError says why go-oidc refused a token whose signature verified:

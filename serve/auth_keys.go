@@ -1,7 +1,9 @@
 package serve
 
 import (
+	"bytes"
 	"context"
+	"crypto"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,6 +60,7 @@ type keySet struct {
 
 	mu      sync.Mutex // guards the fields below
 	keys    []jose.JSONWebKey
+	gen     uint64    // counts the reads that dropped or changed a key held
 	fetched time.Time // the last read that succeeded
 	tried   time.Time // the last read
 }
@@ -87,6 +90,16 @@ func (k *keySet) count() int {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return len(k.keys)
+}
+
+// generation returns the keys' generation, which a read of the set that
+// drops or changes a key held moves on, and whether the keys are fresh
+// (younger than maxAge). Tokens verified under another generation, or while
+// the keys are stale, are verified again.
+func (k *keySet) generation() (gen uint64, fresh bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.gen, k.now().Sub(k.fetched) < k.maxAge
 }
 
 // sigCheckKey is the context key of the sigCheck a verification fills in.
@@ -194,8 +207,34 @@ func (k *keySet) refetch(ctx context.Context) []jose.JSONWebKey {
 		k.log.Warn("serve.auth: the issuer's keys could not be read again; the keys held are kept", "error", err.Error(), "keys", len(k.keys))
 		return k.keys
 	}
+	if !holdsAll(keys, k.keys) {
+		k.gen++
+	}
 	k.keys, k.fetched = keys, k.now()
 	return keys
+}
+
+// holdsAll reports whether every key of old is in keys, unchanged: the
+// same id, algorithm and public key.
+func holdsAll(keys, old []jose.JSONWebKey) bool {
+	for i := range old {
+		if !slices.ContainsFunc(keys, func(key jose.JSONWebKey) bool { return sameKey(&key, &old[i]) }) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameKey(a, b *jose.JSONWebKey) bool {
+	if a.KeyID != b.KeyID || a.Algorithm != b.Algorithm || a.Use != b.Use {
+		return false
+	}
+	ta, err := a.Thumbprint(crypto.SHA256)
+	if err != nil {
+		return false
+	}
+	tb, err := b.Thumbprint(crypto.SHA256)
+	return err == nil && bytes.Equal(ta, tb)
 }
 
 // tryKeys verifies jws with the keys that may have signed it: the one kid
