@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/heddlehq/heddle/internal/proctest"
 )
 
 // worker is a `heddle serve` process of the test binary (heddle on PATH,
@@ -110,69 +112,6 @@ func (w *worker) waitExit(d time.Duration) int {
 	}
 }
 
-// descendants are the processes under pid, as /proc says now.
-func descendants(pid int) []int {
-	children := map[int][]int{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if pp, ok := parentOf(p); ok {
-			children[pp] = append(children[pp], p)
-		}
-	}
-	var out []int
-	var walk func(int)
-	walk = func(p int) {
-		for _, c := range children[p] {
-			out = append(out, c)
-			walk(c)
-		}
-	}
-	walk(pid)
-	return out
-}
-
-// parentOf is the parent of a live process (not a zombie) pid.
-func parentOf(pid int) (int, bool) {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return 0, false
-	}
-	// pid (comm) state ppid …; comm may hold spaces and parentheses.
-	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	if len(fields) < 2 || fields[0] == "Z" {
-		return 0, false
-	}
-	pp, err := strconv.Atoi(fields[1])
-	return pp, err == nil
-}
-
-// alive reports whether pid is a process that is not a zombie.
-func alive(pid int) bool {
-	_, ok := parentOf(pid)
-	return ok
-}
-
-// waitGone waits up to d for every pid to be gone, and returns those left.
-func waitGone(pids []int, d time.Duration) []int {
-	deadline := time.Now().Add(d)
-	for {
-		var left []int
-		for _, p := range pids {
-			if alive(p) {
-				left = append(left, p)
-			}
-		}
-		if len(left) == 0 || time.Now().After(deadline) {
-			return left
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // TestServeDrain: on SIGTERM a call that ends within --grace is answered,
 // one still running at --grace is answered 503 SHUTTING_DOWN, /readyz
 // answers 503 SHUTTING_DOWN on a connection already open, serve exits 1
@@ -186,7 +125,7 @@ func TestServeDrain(t *testing.T) {
 	}
 	defer probe.Close()
 	time.Sleep(200 * time.Millisecond) // the calls are under way
-	children := descendants(w.cmd.Process.Pid)
+	children := proctest.Descendants(w.cmd.Process.Pid)
 	if len(children) == 0 {
 		t.Fatal("serve has no child processes")
 	}
@@ -215,7 +154,7 @@ func TestServeDrain(t *testing.T) {
 	if code := w.waitExit(10 * time.Second); code != ExitFail {
 		t.Errorf("serve exited %d after a drain that cut a call, want %d", code, ExitFail)
 	}
-	if left := waitGone(children, 2*time.Second); len(left) > 0 {
+	if left := proctest.WaitGone(children, 2*time.Second); len(left) > 0 {
 		t.Errorf("processes %v of serve outlived it", left)
 	}
 }
@@ -289,16 +228,16 @@ func TestServeKilledLeavesNoProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	procs := descendants(w.cmd.Process.Pid)
+	procs := proctest.Descendants(w.cmd.Process.Pid)
 	if !slices.Contains(procs, grandchild) {
 		procs = append(procs, grandchild)
 	}
-	if !alive(grandchild) {
+	if !proctest.Alive(grandchild) {
 		t.Fatal("the grandchild is not running before the worker is killed")
 	}
 	w.signal(syscall.SIGKILL)
 	w.waitExit(10 * time.Second)
-	if left := waitGone(procs, 2*time.Second); len(left) > 0 {
+	if left := proctest.WaitGone(procs, 2*time.Second); len(left) > 0 {
 		t.Errorf("processes %v outlived the worker's SIGKILL by 2s", left)
 		for _, p := range left {
 			_ = syscall.Kill(p, syscall.SIGKILL)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/internal/proctest"
 	"github.com/heddlehq/heddle/internal/testmcp"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -106,28 +107,11 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() boo
 	}
 }
 
-// procAlive reports whether pid is a live process. A zombie (exited, not
-// yet reaped) counts as gone.
-func procAlive(pid int) bool {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return false
-	}
-	// The state follows the command name, which is in parentheses and may
-	// itself contain spaces or parentheses.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 || i+2 >= len(s) {
-		return false
-	}
-	return s[i+2] != 'Z'
-}
-
 // waitGone waits until none of pids is alive.
 func waitGone(t *testing.T, within time.Duration, pids ...int) {
 	t.Helper()
 	eventually(t, within, fmt.Sprintf("processes %v gone", pids), func() bool {
-		return !slices.ContainsFunc(pids, procAlive)
+		return !slices.ContainsFunc(pids, proctest.Alive)
 	})
 }
 
@@ -146,7 +130,7 @@ func procsWithArg(arg string) []int {
 		if err != nil || !slices.Contains(strings.Split(string(cmdline), "\x00"), arg) {
 			continue
 		}
-		if parentOf(pid) == me && procAlive(pid) {
+		if parentOf(pid) == me && proctest.Alive(pid) {
 			out = append(out, pid)
 		}
 	}

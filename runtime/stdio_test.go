@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heddlehq/heddle/internal/proctest"
 	"github.com/heddlehq/heddle/runtime"
 )
 
@@ -63,7 +64,7 @@ ai:
 	if pgid == syscall.Getpgrp() {
 		t.Errorf("server shares the worker's process group")
 	}
-	if !procAlive(pid) || !procAlive(child) {
+	if !proctest.Alive(pid) || !proctest.Alive(child) {
 		t.Fatalf("server %d or grandchild %d not running before Close", pid, child)
 	}
 	if err := rt.Close(); err != nil {

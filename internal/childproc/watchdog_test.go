@@ -6,12 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/heddlehq/heddle/internal/proctest"
 )
 
 // testWorkerEnv makes the test binary a worker (TestMain): it starts a
@@ -69,7 +69,7 @@ func TestWatchdogOutlivesSIGKILL(t *testing.T) {
 		t.Fatalf("the worker printed %q: %v", line, err)
 	}
 	var watchdog int
-	for _, p := range childrenOf(worker.Process.Pid) {
+	for _, p := range proctest.Children(worker.Process.Pid) {
 		if p != child {
 			watchdog = p
 		}
@@ -78,7 +78,7 @@ func TestWatchdogOutlivesSIGKILL(t *testing.T) {
 		t.Fatal("the worker has no watchdog process")
 	}
 	for _, p := range []int{child, grandchild} {
-		if !alive(p) {
+		if !proctest.Alive(p) {
 			t.Fatalf("process %d is not running before the worker is killed", p)
 		}
 	}
@@ -88,10 +88,10 @@ func TestWatchdogOutlivesSIGKILL(t *testing.T) {
 	_ = worker.Wait()
 	deadline := time.Now().Add(2 * time.Second)
 	for _, p := range []int{child, grandchild, watchdog} {
-		for alive(p) && time.Now().Before(deadline) {
+		for proctest.Alive(p) && time.Now().Before(deadline) {
 			time.Sleep(20 * time.Millisecond)
 		}
-		if alive(p) {
+		if proctest.Alive(p) {
 			t.Errorf("process %d outlived the worker's SIGKILL by 2s", p)
 			_ = syscall.Kill(p, syscall.SIGKILL)
 		}
@@ -125,42 +125,7 @@ func TestWatchdogInput(t *testing.T) {
 	if err := held.Wait(); err == nil || !strings.Contains(err.Error(), "killed") {
 		t.Errorf("a held group: %v, want killed", err)
 	}
-	if !alive(freed.Process.Pid) {
+	if !proctest.Alive(freed.Process.Pid) {
 		t.Error("the watchdog killed a group it was told to let go")
 	}
-}
-
-// childrenOf are the live children of pid.
-func childrenOf(pid int) []int {
-	var out []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if pp, ok := parentOf(p); ok && pp == pid {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// parentOf is the parent of pid when it is alive and not a zombie.
-func parentOf(pid int) (int, bool) {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return 0, false
-	}
-	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	if len(fields) < 2 || fields[0] == "Z" {
-		return 0, false
-	}
-	pp, err := strconv.Atoi(fields[1])
-	return pp, err == nil
-}
-
-func alive(pid int) bool {
-	_, ok := parentOf(pid)
-	return ok
 }
