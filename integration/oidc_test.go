@@ -4,10 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/x509"
-	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
@@ -23,6 +20,7 @@ import (
 
 	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/internal/jwttest"
 	"github.com/heddlehq/heddle/internal/plantest"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/serve"
@@ -173,39 +171,7 @@ func resign(t *testing.T, claims map[string]any, edits map[string]any, alg jose.
 			c[k] = v
 		}
 	}
-	s, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: jose.JSONWebKey{Key: key, KeyID: kid}}, (&jose.SignerOptions{}).WithType("at+jwt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := jwt.Signed(s).Claims(c).Serialize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
-}
-
-// unsignedToken is claims under alg none: a header, the claims, and an
-// empty signature.
-func unsignedToken(t *testing.T, claims map[string]any, kid string) string {
-	t.Helper()
-	enc := func(v any) string {
-		b, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return base64.RawURLEncoding.EncodeToString(b)
-	}
-	return enc(map[string]string{"alg": "none", "typ": "at+jwt", "kid": kid}) + "." + enc(claims) + "."
-}
-
-// publicKeyPEM is k's public key as PEM: the secret of the HMAC forgery.
-func publicKeyPEM(t *testing.T, k rsaKey) []byte {
-	t.Helper()
-	der, err := x509.MarshalPKIXPublicKey(&k.priv.PublicKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
+	return jwttest.Sign(t, alg, key, kid, "at+jwt", c)
 }
 
 // frontDoor opens a runtime with the serve: section given and agent ops,
@@ -321,8 +287,8 @@ func TestServeJWTWithOIDCProvider(t *testing.T) {
 		{"not yet valid", resign(t, claims, map[string]any{"nbf": now.Add(time.Minute).Unix()}, jose.RS256, k1.priv, k1.kid)},
 		{"wrong audience", idp.token(t, "ops-bot", "urn:other:service", "read")},
 		{"wrong issuer", resign(t, claims, map[string]any{"iss": "http://127.0.0.1:1"}, jose.RS256, k1.priv, k1.kid)},
-		{"alg none", unsignedToken(t, claims, k1.kid)},
-		{"HS256 with the public key", resign(t, claims, nil, jose.HS256, publicKeyPEM(t, k1), k1.kid)},
+		{"alg none", jwttest.Unsigned(t, k1.kid, "at+jwt", claims)},
+		{"HS256 with the public key", jwttest.HMACWithPublicKey(t, &k1.priv.PublicKey, k1.kid, "at+jwt", claims)},
 		{"unknown kid", resign(t, claims, nil, jose.RS256, stranger.priv, stranger.kid)},
 		{"a published kid, another key", resign(t, claims, nil, jose.RS256, stranger.priv, k1.kid)},
 	} {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/internal/jwttest"
 	"github.com/heddlehq/heddle/plan"
 )
 
@@ -26,8 +27,8 @@ func FuzzJWTAuthenticate(f *testing.F) {
 	j.keys.every = 1 << 62 // no read of the key set while fuzzing
 	claims := claimsOf(iss.url(), nil)
 	f.Add(key.sign(f, "", claims))
-	f.Add(unsigned(f, "k1", claims))
-	f.Add(hmacWithPublicKey(f, key, claims))
+	f.Add(jwttest.Unsigned(f, "k1", "JWT", claims))
+	f.Add(jwttest.HMACWithPublicKey(f, key.priv.Public(), key.kid, "JWT", claims))
 	f.Add("e30.e30.")
 	f.Add("a.b.c")
 	f.Add(`{"payload":"e30","signatures":[{"protected":"e30","signature":""}]}`)

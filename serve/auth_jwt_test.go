@@ -7,10 +7,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/x509"
-	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -23,12 +20,12 @@ import (
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
-	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/internal/jwttest"
 	"github.com/heddlehq/heddle/plan"
 )
 
@@ -115,15 +112,7 @@ func (k signingKey) sign(t testing.TB, alg jose.SignatureAlgorithm, claims map[s
 	if alg == "" {
 		alg = k.alg
 	}
-	s, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: jose.JSONWebKey{Key: k.priv, KeyID: k.kid}}, (&jose.SignerOptions{}).WithType("JWT"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := jwt.Signed(s).Claims(claims).Serialize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
+	return jwttest.Sign(t, alg, k.priv, k.kid, "JWT", claims)
 }
 
 // claimsOf are valid claims of iss for audience heddle, changed by edits
@@ -140,39 +129,6 @@ func claimsOf(iss string, edits map[string]any) map[string]any {
 		}
 	}
 	return c
-}
-
-// unsigned is a token with alg none: a header and claims, no signature.
-func unsigned(t testing.TB, kid string, claims map[string]any) string {
-	t.Helper()
-	enc := func(v any) string {
-		b, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return base64.RawURLEncoding.EncodeToString(b)
-	}
-	return enc(map[string]string{"alg": "none", "typ": "JWT", "kid": kid}) + "." + enc(claims) + "."
-}
-
-// hmacWithPublicKey signs claims with HS256, the key being k's public key
-// as PEM: the forgery an HMAC-accepting verifier falls for.
-func hmacWithPublicKey(t testing.TB, k signingKey, claims map[string]any) string {
-	t.Helper()
-	der, err := x509.MarshalPKIXPublicKey(k.priv.Public())
-	if err != nil {
-		t.Fatal(err)
-	}
-	secret := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
-	s, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.HS256, Key: jose.JSONWebKey{Key: secret, KeyID: k.kid}}, (&jose.SignerOptions{}).WithType("JWT"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok, err := jwt.Signed(s).Claims(claims).Serialize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tok
 }
 
 func jwtAPI(issuer string) string {
@@ -220,8 +176,8 @@ func TestJWT(t *testing.T) {
 		{name: "another audience", token: rsaKey.sign(t, "", valid(map[string]any{"aud": "billing"})), check: "(aud)"},
 		{name: "no audience", token: rsaKey.sign(t, "", valid(map[string]any{"aud": nil})), check: "(aud)"},
 		{name: "another issuer", token: rsaKey.sign(t, "", valid(map[string]any{"iss": "https://idp.example.com/realms/ops"})), check: "(iss)"},
-		{name: "alg none", token: unsigned(t, rsaKey.kid, valid(nil)), check: "alg none"},
-		{name: "HS256 with the public key", token: hmacWithPublicKey(t, rsaKey, valid(nil)), check: "alg HS256"},
+		{name: "alg none", token: jwttest.Unsigned(t, rsaKey.kid, "JWT", valid(nil)), check: "alg none"},
+		{name: "HS256 with the public key", token: jwttest.HMACWithPublicKey(t, rsaKey.priv.Public(), rsaKey.kid, "JWT", valid(nil)), check: "alg HS256"},
 		{name: "an algorithm not allowed", token: rsaKey.sign(t, jose.PS256, valid(nil)), check: "alg PS256"},
 		{name: "a key the issuer does not publish", token: newRSAKey(t, "rsa-9").sign(t, "", valid(nil)), check: "(kid)"},
 		{name: "another key under a published kid", token: stranger.sign(t, "", valid(nil)), check: "(kid)"},

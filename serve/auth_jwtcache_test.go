@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/internal/jwttest"
 )
 
 // cachedJWT sets up kind jwt against iss on the clock c, for exp, nbf and
@@ -194,7 +195,7 @@ func TestJWTCacheBound(t *testing.T) {
 	if n := j.cache.len(); n > 8 {
 		t.Errorf("%d tokens held, bound 8", n)
 	}
-	if bad := unsigned(t, "k1", claimsOf(iss.url(), nil)); bad != "" {
+	if bad := jwttest.Unsigned(t, "k1", "JWT", claimsOf(iss.url(), nil)); bad != "" {
 		before := j.cache.len()
 		if _, err := j.Authenticate(bearerRequest(bad)); err == nil {
 			t.Error("an unsigned token was accepted")

@@ -34,11 +34,11 @@ import (
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
-	"github.com/go-jose/go-jose/v4/jwt"
 
 	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/internal/jwttest"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/secrets"
 	"github.com/heddlehq/heddle/serve"
@@ -164,15 +164,7 @@ type benchKey struct {
 
 // sign returns claims as a JWT signed by k.
 func (k benchKey) sign(b *testing.B, claims map[string]any) string {
-	s, err := jose.NewSigner(jose.SigningKey{Algorithm: k.alg, Key: jose.JSONWebKey{Key: k.priv, KeyID: k.kid}}, (&jose.SignerOptions{}).WithType("JWT"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	tok, err := jwt.Signed(s).Claims(claims).Serialize()
-	if err != nil {
-		b.Fatal(err)
-	}
-	return tok
+	return jwttest.Sign(b, k.alg, k.priv, k.kid, "JWT", claims)
 }
 
 // startBenchIssuer serves an OpenID issuer on 127.0.0.1, its discovery
