@@ -9,9 +9,11 @@ type Serve struct {
 	// refuses to listen on an address that is not loopback, and on loopback
 	// refuses /v1/ calls: kind none must be written to allow them.
 	Auth *ServeAuth `koanf:"auth" json:"auth,omitempty"`
-	// Hosts are the Host headers accepted besides the listen address's own
-	// (DNS rebinding: a browser page that resolves its name to this worker
-	// sends its own name).
+	// Hosts are the host names accepted in a request's Host header besides
+	// localhost (on a loopback or all-interfaces listen address); an IP
+	// address is always accepted. A name is accepted with any port, HOST:PORT
+	// only with that port. Others are refused (DNS rebinding: a browser page
+	// that resolves its own name to this worker sends that name).
 	Hosts []string `koanf:"hosts" json:"hosts,omitempty"`
 	// Limits bound what the worker reads and holds.
 	Limits ServeLimits `koanf:"limits" json:"limits"`
@@ -76,8 +78,9 @@ type ServeLimits struct {
 	// MaxInFlight bounds the calls served at once; one more is answered
 	// 503 TOO_BUSY. Default 1024.
 	MaxInFlight int `koanf:"max_in_flight" json:"max_in_flight"`
-	// MaxConnections bounds the open connections; one more waits for a
-	// free one. Default 4096.
+	// MaxConnections bounds the open connections; one more closes the
+	// connection idle longest or, when none is idle, waits until one
+	// closes. Default 4096.
 	MaxConnections int `koanf:"max_connections" json:"max_connections"`
 	// ReadHeaderTimeoutMS bounds reading a request's header. Default 5000.
 	ReadHeaderTimeoutMS int `koanf:"read_header_timeout_ms" json:"read_header_timeout_ms"`
