@@ -185,7 +185,7 @@ func compileArtifact(env *grants.Env, kinds *grants.Set, configured map[string]g
 		spec, gds := configured[k.Name()].Compile(env, art, c.Settings, cp)
 		ds = append(ds, gds...)
 		if spec != nil {
-			pa.Grants = append(pa.Grants, plan.Grant{Kind: c.Kind, Spec: spec})
+			pa.Grants = append(pa.Grants, plan.Grant{Kind: c.Kind, Defer: c.Defer, Spec: spec})
 		}
 	}
 	pa.Policies = plan.Policies{

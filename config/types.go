@@ -110,7 +110,10 @@ type Artifact struct {
 // Capability is one grant as written: its kind and the kind's own settings,
 // which the kind decodes strictly.
 type Capability struct {
-	Kind     string         `koanf:"kind"`
+	Kind string `koanf:"kind"`
+	// Defer keeps the grant's tools out of the list the model is given: it
+	// finds them with search_tools and adds them with load_tools. Default false.
+	Defer    bool           `koanf:"defer"`
 	Settings map[string]any `koanf:",remain"`
 }
 

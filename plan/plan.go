@@ -165,7 +165,10 @@ type Agent struct {
 // the kind's own type.
 type Grant struct {
 	Kind string `json:"kind"`
-	Spec any    `json:"spec"`
+	// Defer is the grant's defer: its tools are reached through
+	// search_tools and load_tools rather than listed.
+	Defer bool `json:"defer,omitempty"`
+	Spec  any  `json:"spec"`
 }
 
 // Policies are an agent's compiled call-time rules.

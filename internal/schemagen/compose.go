@@ -12,9 +12,10 @@ import (
 )
 
 // capability writes config.Capability: one of the kinds' grants, each its
-// kind: and the settings the kind decodes (grant.<kind>, reflected from the
-// kind's settings type).
+// kind:, the compiler's own defer:, and the settings the kind decodes
+// (grant.<kind>, reflected from the kind's settings type).
 func (d *document) capability() error {
+	deferDesc := d.g.comments.lookup(capabilityType, "Defer")
 	var names []string
 	var branches []*jsonschema.Schema
 	for _, k := range d.g.kinds {
@@ -22,8 +23,14 @@ func (d *document) capability() error {
 		if def == nil || def.Properties == nil {
 			return fmt.Errorf("schemagen: kind %q: no definition of its settings %s", k.name, k.settings)
 		}
-		if _, clash := def.Properties.Get("kind"); clash {
-			return fmt.Errorf("schemagen: kind %q has a setting called kind", k.name)
+		for _, own := range []string{"kind", "defer"} {
+			if _, clash := def.Properties.Get(own); clash {
+				return fmt.Errorf("schemagen: kind %q has a setting called %s", k.name, own)
+			}
+		}
+		def.Properties.Set("defer", &jsonschema.Schema{Type: "boolean", Description: deferDesc})
+		if err := def.Properties.MoveToFront("defer"); err != nil {
+			return err
 		}
 		def.Properties.Set("kind", &jsonschema.Schema{Const: k.name})
 		if err := def.Properties.MoveToFront("kind"); err != nil {
@@ -41,6 +48,7 @@ func (d *document) capability() error {
 		Description: "The grant's kind: " + strings.Join(names, ", ") + ". Every other key is one of the kind's settings.",
 		Enum:        anys(names),
 	})
+	props.Set("defer", &jsonschema.Schema{Type: "boolean", Description: deferDesc})
 	d.defs[capabilityDef] = &jsonschema.Schema{
 		Type:        "object",
 		Description: d.g.comments.lookup(capabilityType, ""),
