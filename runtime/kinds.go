@@ -280,6 +280,9 @@ type kindSource struct {
 	recheck   RecheckingSource
 	lingering bool
 	notifying bool
+	// deferred: every grant of the toolset this source serves says defer,
+	// so its tools are reached through search_tools and load_tools.
+	deferred bool
 
 	mu      sync.Mutex
 	gen     uint64

@@ -39,6 +39,9 @@ type Tool struct {
 	Destructive  bool   `json:"destructive"`
 	ReadOnly     bool   `json:"read_only"`
 	Idempotent   bool   `json:"idempotent"`
+	// Deferred is set for the tools of grants that say defer: a View
+	// lists them only once load_tools has loaded them (see View).
+	Deferred bool `json:"deferred,omitempty"`
 }
 
 // toolDef is one tool as a source offers it.
@@ -72,6 +75,8 @@ type builtIndex struct {
 	// rtGen is the runtime's toolsGen the sources' generations were read
 	// under: while it has not moved, no MCP server's tools have.
 	rtGen atomic.Uint64
+	// search ranks the deferred tools, built on the first search_tools.
+	search atomic.Pointer[searchIndex]
 }
 
 type entry struct {
@@ -105,8 +110,15 @@ func (rt *Runtime) Toolset(agent string) (*Toolset, error) {
 			return nil, err
 		}
 		// Two grants of one server are one source (the union of their
-		// filters): a kind hands out the same Source for both.
-		if src != nil && !slices.ContainsFunc(ts.sources, func(o *kindSource) bool { return o.Source == src.Source }) {
+		// filters): a kind hands out the same Source for both. It is
+		// deferred only when both grants say so.
+		if src == nil {
+			continue
+		}
+		if i := slices.IndexFunc(ts.sources, func(o *kindSource) bool { return o.Source == src.Source }); i >= 0 {
+			ts.sources[i].deferred = ts.sources[i].deferred && g.Defer
+		} else {
+			src.deferred = g.Defer
 			ts.sources = append(ts.sources, src)
 		}
 	}
@@ -178,7 +190,7 @@ func (t *Toolset) index(ctx context.Context) (*builtIndex, error) {
 			entries = append(entries, &entry{src: src, def: d, tool: Tool{
 				Source: src.kind(), Server: src.name(), OriginalName: d.tool.Name,
 				Description: d.tool.Description, InputSchema: d.tool.InputSchema, OutputSchema: d.tool.OutputSchema,
-				Destructive: d.destructive, ReadOnly: d.readOnly, Idempotent: d.idempotent,
+				Destructive: d.destructive, ReadOnly: d.readOnly, Idempotent: d.idempotent, Deferred: src.deferred,
 			}})
 		}
 	}

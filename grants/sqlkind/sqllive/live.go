@@ -149,6 +149,9 @@ type instance struct {
 	log    *slog.Logger
 	ctx    context.Context // done when the runtime or the instance closes
 	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	sources map[string]*source // by agent and source name: what Source built
 }
 
 // Status reports each source as a dependency of kind sql.
@@ -192,7 +195,9 @@ func (i *instance) Close() error {
 
 // Source returns the tools of an agent's grants of one source. An agent may
 // grant one source twice (say, different statements): the first grant's
-// source carries the union of them all, the later ones return nil.
+// source carries the union of them all, and the later ones return the same
+// source (a toolset keeps one of them, and learns from each grant whether
+// it is deferred).
 func (i *instance) Source(agent *plan.Agent, g plan.Grant) (runtime.Source, error) {
 	spec, ok := g.Spec.(*sqlkind.Grant)
 	if !ok {
@@ -210,7 +215,13 @@ func (i *instance) Source(agent *plan.Agent, g plan.Grant) (runtime.Source, erro
 			continue
 		}
 		if first && other != spec {
-			return nil, nil // an earlier grant of this source carries this one
+			// An earlier grant of this source carries this one.
+			i.mu.Lock()
+			defer i.mu.Unlock()
+			if src := i.sources[agent.Name+"\x00"+spec.Source]; src != nil {
+				return src, nil
+			}
+			return nil, nil
 		}
 		first = false
 		for _, s := range other.Statements {
@@ -224,6 +235,12 @@ func (i *instance) Source(agent *plan.Agent, g plan.Grant) (runtime.Source, erro
 	if err != nil {
 		return nil, err
 	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.sources == nil {
+		i.sources = map[string]*source{}
+	}
+	i.sources[agent.Name+"\x00"+spec.Source] = src
 	return src, nil
 }
 
