@@ -216,6 +216,9 @@ func (e *env) printTools(tools []runtime.Tool) {
 		if t.ReadOnly {
 			flags = append(flags, "read-only")
 		}
+		if t.Deferred {
+			flags = append(flags, "deferred")
+		}
 		if len(flags) == 0 {
 			flags = []string{"-"}
 		}

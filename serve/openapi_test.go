@@ -256,6 +256,9 @@ func TestOpenAPI(t *testing.T) {
 	check(f.get("/v1/agents/a/tools"))
 	check(f.get("/v1/agents/u/tools"))
 	check(f.get("/v1/agents/nobody/tools"))
+	badConv := f.request("GET", "/v1/agents/a/tools", "")
+	badConv.Header.Set(serve.ConversationHeader, "not an id")
+	check(f.send(badConv))
 	for _, c := range []struct{ path, body string }{
 		{"/v1/agents/a/tools/echo", `{"text": "hi"}`},
 		{"/v1/agents/a/tools/image", `{}`},

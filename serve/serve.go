@@ -11,6 +11,12 @@
 //	GET  /v1/agents/{agent}/tools            the agent's tools
 //	POST /v1/agents/{agent}/tools/{tool}     one call; the body is the arguments
 //
+// The tools of a grant that says defer are listed, and may be called,
+// only once the conversation's model has loaded them with load_tools: a
+// request names its conversation with the Heddle-Conversation header
+// (see ConversationHeader), and a request without one is a conversation
+// of its own.
+//
 // Every error is JSON, {"error": {"code", "message"}}, with a code, and
 // repeats a name the caller sent only up to diag.EchoLimit characters.
 //
@@ -86,6 +92,8 @@ type Server struct {
 	conns    *connLimit
 	srv      *http.Server
 	drain    *drainState
+	// convs are the conversations' views (Heddle-Conversation).
+	convs *conversations
 }
 
 // New returns the front door of rt, as its plan's serve: section says. It
@@ -107,6 +115,7 @@ func New(ctx context.Context, rt *runtime.Runtime, opts *Options) (*Server, erro
 		inFlight: make(chan struct{}, max(cfg.Limits.MaxInFlight, 1)),
 		conns:    newConnLimit(max(cfg.Limits.MaxConnections, 1)),
 		drain:    newDrainState(),
+		convs:    newConversations(),
 	}
 	a, err := newAuthenticator(ctx, cfg.Auth, authOptions(rt, opts), log)
 	if err != nil {
@@ -266,7 +275,12 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	tools, err := ts.Tools(r.Context())
+	v, err := s.convs.view(r, ts)
+	if err != nil {
+		Error(w, http.StatusBadRequest, err)
+		return
+	}
+	tools, err := v.Tools(r.Context())
 	if err != nil {
 		s.runtimeError(w, r, err)
 		return
@@ -288,12 +302,17 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 		Error(w, status, err)
 		return
 	}
+	v, err := s.convs.view(r, ts)
+	if err != nil {
+		Error(w, http.StatusBadRequest, err)
+		return
+	}
 	release, ok := s.admit(w)
 	if !ok {
 		return
 	}
 	defer release()
-	res, err := ts.Call(r.Context(), r.PathValue("tool"), args)
+	res, err := v.Call(r.Context(), r.PathValue("tool"), args)
 	if err != nil {
 		s.runtimeError(w, r, err)
 		return

@@ -1,0 +1,136 @@
+package serve
+
+import (
+	"container/list"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/heddlehq/heddle"
+	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/runtime"
+)
+
+// ConversationHeader names the conversation a request of the invoke API
+// belongs to: the tools its model loaded with load_tools (a grant that
+// says defer lists its tools only once they are loaded) are kept between
+// its requests, for the caller who sent them. A request without it is a
+// conversation of its own that ends with it.
+const ConversationHeader = "Heddle-Conversation"
+
+// The bounds of the conversations a server keeps: at most
+// MaxConversations (the least recently used is forgotten first), each
+// forgotten after ConversationIdle without a request. A conversation
+// forgotten starts again with nothing loaded. A conversation's id is 1 to
+// MaxConversationID characters of [A-Za-z0-9._:-].
+const (
+	MaxConversations  = 10000
+	ConversationIdle  = 30 * time.Minute
+	MaxConversationID = 128
+)
+
+// conversations holds the views of the conversations the invoke API has
+// seen, keyed by caller, agent and id, so that no caller reaches another's
+// view. Only toolsets with deferred grants need them; a view of any other
+// is the toolset itself. It is safe for concurrent use.
+type conversations struct {
+	max  int
+	idle time.Duration
+	now  func() time.Time
+
+	mu    sync.Mutex
+	order *list.List // of *conversation, the most recently used first
+	byKey map[conversationKey]*list.Element
+}
+
+type conversationKey struct{ subject, agent, id string }
+
+type conversation struct {
+	key  conversationKey
+	view *runtime.View
+	used time.Time
+}
+
+func newConversations() *conversations {
+	return &conversations{max: MaxConversations, idle: ConversationIdle, now: time.Now,
+		order: list.New(), byKey: map[conversationKey]*list.Element{}}
+}
+
+// view returns the view of the request's conversation with ts's agent:
+// a new one for a request without the header; otherwise the one kept for
+// its caller and id, made when there is none. A view kept from an earlier
+// toolset of the agent (before a reload) is carried over to ts with what
+// it loaded. A malformed id is REQUEST_INVALID.
+func (c *conversations) view(r *http.Request, ts *runtime.Toolset) (*runtime.View, error) {
+	id := r.Header.Get(ConversationHeader)
+	if id == "" {
+		return ts.NewView(), nil
+	}
+	if !validConversationID(id) {
+		return nil, diag.New(diag.RequestInvalid, "the %s header must be 1 to %d characters of A-Z, a-z, 0-9 and ._:-", ConversationHeader, MaxConversationID)
+	}
+	key := conversationKey{subject: heddle.Caller(r.Context()).Subject, agent: ts.Agent(), id: id}
+	now := c.now()
+	c.mu.Lock()
+	c.expire(now)
+	var cv *conversation
+	if el, ok := c.byKey[key]; ok {
+		cv = el.Value.(*conversation)
+		c.order.MoveToFront(el)
+	} else {
+		cv = &conversation{key: key, view: ts.NewView()}
+		c.byKey[key] = c.order.PushFront(cv)
+		for c.order.Len() > c.max {
+			c.remove(c.order.Back())
+		}
+	}
+	cv.used = now
+	v := cv.view
+	stale := v.Toolset() != ts
+	if stale {
+		cv.view = ts.NewView()
+	}
+	c.mu.Unlock()
+	if stale {
+		if _, err := cv.view.Load(r.Context(), v.Loaded()...); err != nil {
+			return nil, err
+		}
+	}
+	return cv.view, nil
+}
+
+// expire forgets the conversations idle since before now-idle.
+func (c *conversations) expire(now time.Time) {
+	for el := c.order.Back(); el != nil; el = c.order.Back() {
+		if now.Sub(el.Value.(*conversation).used) < c.idle {
+			return
+		}
+		c.remove(el)
+	}
+}
+
+func (c *conversations) remove(el *list.Element) {
+	delete(c.byKey, el.Value.(*conversation).key)
+	c.order.Remove(el)
+}
+
+// len is how many conversations are kept.
+func (c *conversations) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.order.Len()
+}
+
+func validConversationID(id string) bool {
+	if len(id) == 0 || len(id) > MaxConversationID {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch b := id[i]; {
+		case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9', b == '.', b == '_', b == ':', b == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
