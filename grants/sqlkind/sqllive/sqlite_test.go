@@ -3,6 +3,7 @@ package sqllive_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -465,5 +466,32 @@ ai:
 	}
 	if !diag.Has(err, diag.ToolNameConflict) {
 		t.Errorf("err = %v, want TOOL_NAME_CONFLICT", err)
+	}
+}
+
+// TestSQLiteGrantsMergeDefer: the united source of two grants of one
+// source is deferred only when both grants say defer.
+func TestSQLiteGrantsMergeDefer(t *testing.T) {
+	db := buildWarehouse(t)
+	for _, c := range []struct {
+		first, second bool
+	}{{false, false}, {true, false}, {false, true}, {true, true}} {
+		rt := openRuntime(t, strings.ReplaceAll(sqliteAPI, "$DB", db),
+			map[string]string{"analyst": fmt.Sprintf(`capabilities:
+  - {kind: sql, source: warehouse, statements: [open_incidents], defer: %v}
+  - {kind: sql, source: warehouse, statements: [by_id], defer: %v}
+`, c.first, c.second)}, runtime.Options{})
+		tools, err := toolset(t, rt, "analyst").Tools(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tools) != 2 {
+			t.Fatalf("tools = %+v, want by_id and open_incidents", tools)
+		}
+		for _, tl := range tools {
+			if want := c.first && c.second; tl.Deferred != want {
+				t.Errorf("defer %v and %v: %s deferred %v, want %v", c.first, c.second, tl.Name, tl.Deferred, want)
+			}
+		}
 	}
 }
