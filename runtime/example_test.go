@@ -81,3 +81,53 @@ func ExampleToolset_Call() {
 	// "hello bob, from alice"
 	// true TOOL_ARGS_INVALID
 }
+
+// A grant that says defer keeps its tools out of what a conversation's
+// model is given: the model finds them with search_tools and adds them to
+// its own conversation's view with load_tools. Another conversation sees
+// none of what this one loaded.
+func ExampleToolset_NewView() {
+	usecase.Register("example.restart_service", func(ctx context.Context, in greeting) (string, error) {
+		return "restarted " + in.Name, nil
+	}, usecase.Description("Restarts a service, one instance at a time."))
+	cfg, _ := config.Load(config.Options{FS: fstest.MapFS{
+		"config/api.yaml":       {Data: []byte("ai: {}\n")},
+		"agents/ops/agent.yaml": {Data: []byte("capabilities: [{kind: usecase, keys: [example.restart_service], defer: true}]\npolicies: {approval: allow}\n")},
+	}})
+	p, _ := compile.Compile(compile.Input{Config: cfg, Usecases: usecase.Keys()})
+	rt, err := runtime.Open(context.Background(), p, runtime.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer rt.Close()
+	ts, _ := rt.Toolset("ops")
+	ctx := heddle.WithCaller(context.Background(), heddle.Identity{Subject: "alice"})
+
+	conv := ts.NewView()
+	names := func(v *runtime.View) []string {
+		tools, _ := v.Tools(ctx)
+		var out []string
+		for _, t := range tools {
+			out = append(out, t.Name)
+		}
+		return out
+	}
+	fmt.Println(names(conv))
+	res, _ := conv.Call(ctx, runtime.SearchToolsName, map[string]any{"query": "restart a service"})
+	fmt.Println(text(res))
+	res, _ = conv.Call(ctx, "example_restart_service", map[string]any{"name": "api"})
+	fmt.Println(runtime.RefusalCode(res))
+	_, _ = conv.Call(ctx, runtime.LoadToolsName, map[string]any{"names": []any{"example_restart_service"}})
+	res, _ = conv.Call(ctx, "example_restart_service", map[string]any{"name": "api"})
+	fmt.Println(text(res))
+	fmt.Println(names(conv))
+	fmt.Println(names(ts.NewView()))
+	// Output:
+	// [load_tools search_tools]
+	// {"tools":[{"name":"example_restart_service","description":"Restarts a service, one instance at a time."}]}
+	// TOOL_UNKNOWN
+	// "restarted api"
+	// [example_restart_service load_tools search_tools]
+	// [load_tools search_tools]
+}
