@@ -17,6 +17,11 @@
 // server that fails (at start-up, when optional, or later) is reconnected in
 // the background by a supervisor; meanwhile its tools answer
 // TOOL_UNAVAILABLE as a result the model can read.
+//
+// What one conversation's model is given is a View of the toolset
+// (Toolset.NewView): the same tools and calls, except that the tools of
+// grants that say defer are found with search_tools and added with
+// load_tools, in that conversation only.
 package runtime
 
 //lint:file-ignore SA1019 sampling is deprecated from protocol 2026-07-28 on, but servers of earlier revisions still send it; Options.Sampling serves them.
