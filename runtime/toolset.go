@@ -240,7 +240,9 @@ func equalGens(a, b []uint64) bool {
 // is asked to bring it back now, so that a source that is back is listed
 // again by a later call. Names do not change while a source is away: they
 // are given over every tool the toolset has known. The error is the
-// context's, or TOOL_NAME_CONFLICT.
+// context's, or TOOL_NAME_CONFLICT. The tools of grants that say defer are
+// listed too, with Deferred set: this is the operators' list, and what a
+// model is given is a View's.
 func (t *Toolset) Tools(ctx context.Context) ([]Tool, error) {
 	bi, err := t.index(ctx)
 	if err != nil {
@@ -323,7 +325,9 @@ type ApprovalRequest struct {
 // TOOL_ARGS_INVALID, TOOL_UNAVAILABLE, TRANSPORT_TIMEOUT. A tool's own
 // failure is a result with IsError set and no code. The supervisor's
 // deadline (policies.tool_timeout_ms) ends the call with a TOOL_TIMEOUT
-// error; a caller's own cancellation returns ctx.Err().
+// error; a caller's own cancellation returns ctx.Err(). A deferred tool is
+// called as any other: a model's calls go through a View, which refuses
+// those its conversation has not loaded.
 func (t *Toolset) Call(ctx context.Context, name string, args map[string]any, opts ...CallOption) (*mcp.CallToolResult, error) {
 	cc := &noCallOptions // read-only: most calls have no options
 	if len(opts) > 0 {
