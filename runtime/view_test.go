@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/heddlehq/heddle"
@@ -231,5 +232,38 @@ capabilities:
 	// The real one is the server's echo.
 	if res := viewCall(t, v, "search_tools", map[string]any{"text": "mine"}); res.IsError || text(res) != `{"text":"mine"}` {
 		t.Errorf("search_tools (the server's) = %q, want its echo", text(res))
+	}
+}
+
+// TestViewConcurrent: one conversation's view serves concurrent searches,
+// loads, listings and calls.
+func TestViewConcurrent(t *testing.T) {
+	t.Parallel()
+	rt := openWith(t, deferredAPI, map[string]string{"x": `capabilities: [{kind: mcp, server: a, include: [echo, add], defer: true}]`}, runtime.Options{})
+	v := toolsetOf(t, rt, "x").NewView()
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			for range 20 {
+				if _, err := v.Call(ctx, runtime.SearchToolsName, map[string]any{"query": "text numbers"}); err != nil {
+					t.Error(err)
+				}
+				if _, err := v.Call(ctx, runtime.LoadToolsName, map[string]any{"names": []any{[]string{"echo", "add"}[i%2]}}); err != nil {
+					t.Error(err)
+				}
+				if _, err := v.Tools(ctx); err != nil {
+					t.Error(err)
+				}
+				_ = v.Loaded()
+			}
+		})
+	}
+	wg.Wait()
+	if got := v.Loaded(); !slices.Equal(got, []string{"add", "echo"}) {
+		t.Errorf("Loaded() = %v", got)
+	}
+	if res := viewCall(t, v, "echo", map[string]any{"text": "hi"}); res.IsError {
+		t.Errorf("echo: %s", text(res))
 	}
 }
