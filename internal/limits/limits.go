@@ -172,7 +172,7 @@ func compileEntry(l plan.Limit, p string) (*entry, diag.Diagnostics) {
 		var err error
 		switch per, err = time.ParseDuration(l.Per); {
 		case l.Per == "":
-			bad("per", "a rate needs per, the interval of its calls, such as 1m")
+			bad("per", "a rate needs per, the interval of its calls: a duration with a unit, such as 30s, 1m or 1h")
 		case err != nil:
 			bad("per", "per must be a duration with a unit, such as 30s, 1m or 1h")
 		case per <= 0:
