@@ -242,6 +242,14 @@ ai:
 		if admitted != 0 || len(limited) != 46 {
 			t.Fatalf("with the calls in flight: %d answered, %d refused, want 0 and 46", admitted, len(limited))
 		}
+		// Application code's handle on the server shares the bound.
+		h, err := rt.MCP("a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.Call(context.Background(), "echo", map[string]any{"text": "hi"}); !diag.Has(err, diag.ToolRateLimited) {
+			t.Errorf("a handle's call while the server is full: %v, want TOOL_RATE_LIMITED", err)
+		}
 		byAgent := map[byte]int{}
 		for _, o := range cancel() {
 			if !errors.Is(o.err, context.Canceled) {
@@ -252,6 +260,9 @@ ai:
 		t.Logf("calls in flight by agent: p %d, q %d", byAgent['p'], byAgent['q'])
 		mustCall(t, p, "echo", map[string]any{"text": "free again"})
 		mustCall(t, q, "echo", map[string]any{"text": "free again"})
+		if res, err := h.Call(context.Background(), "echo", map[string]any{"text": "free again"}); err != nil || res.IsError {
+			t.Errorf("a handle's call once the server is free: %v %v", res, err)
+		}
 	})
 }
 
