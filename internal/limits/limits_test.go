@@ -216,3 +216,28 @@ func burst(s *limits.Set, n int, call func(int) limits.Call) (admitted int, refu
 	wg.Wait()
 	return admitted, refused
 }
+
+// BenchmarkAdmit: one call admitted and released by a rate per caller and
+// a bound on calls at once, from many goroutines.
+func BenchmarkAdmit(b *testing.B) {
+	s, _ := limits.New([]plan.Limit{
+		{Calls: 1 << 30, Per: "1s", By: "caller"},
+		{Concurrent: 1 << 20, By: "agent"},
+	}, "policies.limits")
+	callers := make([]string, 1000)
+	for i := range callers {
+		callers[i] = fmt.Sprint("caller", i)
+	}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			release, r := s.Admit(time.Now(), limits.Call{Caller: callers[i%len(callers)], Tool: "t"})
+			if r != nil {
+				b.Fatal(r)
+			}
+			release()
+			i++
+		}
+	})
+}
