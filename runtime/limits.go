@@ -81,6 +81,8 @@ func LimitOf(res *mcp.CallToolResult) (limit string, retryAfter time.Duration, o
 	switch v := res.Meta[MetaRetryAfterMS].(type) {
 	case int64:
 		ms = v
+	case int:
+		ms = int64(v)
 	case float64: // a result that went through JSON
 		ms = int64(v)
 	}
