@@ -292,3 +292,56 @@ policies:
 		mustCall(t, ts, "add", map[string]any{"a": 1, "b": 2})
 	})
 }
+
+// TestMaxConcurrentStdio: the same bound over a real child process: of 50
+// callers of two agents at once, max_concurrent: 3 are in flight at the
+// server and 47 are refused at once; once those end, calls go through.
+func TestMaxConcurrentStdio(t *testing.T) {
+	t.Parallel()
+	rt := openWith(t, `
+ai:
+  startup_timeout_ms: 10000
+  mcp_servers:
+    a: {transport: stdio, command: $TESTMCP, max_concurrent: 3, args: [--tools, hang, --hang-on-call, hang]}
+`, map[string]string{
+		"p": `capabilities: [{kind: mcp, server: a}]`,
+		"q": `capabilities: [{kind: mcp, server: a}]`,
+	}, runtime.Options{})
+	p, q := toolsetOf(t, rt, "p"), toolsetOf(t, rt, "q")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := make(chan outcome, 50)
+	var wg sync.WaitGroup
+	for _, call := range append(callsAs(p, "p", 25, "hang"), callsAs(q, "q", 25, "hang")...) {
+		wg.Go(func() {
+			who, res, err := call(ctx)
+			out <- outcome{who, res, err}
+		})
+	}
+	var refused []outcome
+	for len(refused) < 47 {
+		select {
+		case o := <-out:
+			refused = append(refused, o)
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%d calls came back in 20 s, want 47 refusals", len(refused))
+		}
+	}
+	if admitted, limited := sortOut(t, refused, "ai.mcp_servers.a.max_concurrent", runtime.ConcurrentRetryAfter); admitted != 0 || len(limited) != 47 {
+		t.Fatalf("%d answered, %d refused, want 0 and 47", admitted, len(limited))
+	}
+	select {
+	case o := <-out:
+		t.Fatalf("a 48th call came back while three hang: %v %v", o.res, o.err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	cancel()
+	wg.Wait()
+	close(out)
+	for o := range out {
+		if !errors.Is(o.err, context.Canceled) {
+			t.Errorf("%s: a call in flight ended with %v %v, want its cancellation", o.caller, o.res, o.err)
+		}
+	}
+	mustCall(t, p, "echo", map[string]any{"text": "free again"})
+}
