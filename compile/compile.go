@@ -21,6 +21,7 @@ import (
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants"
+	"github.com/heddlehq/heddle/internal/limits"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/policy"
 )
@@ -196,9 +197,14 @@ func compileArtifact(env *grants.Env, kinds *grants.Set, configured map[string]g
 	for _, r := range art.Policies.Rules {
 		pa.Policies.Rules = append(pa.Policies.Rules, plan.Rule{When: r.When, Effect: r.Effect})
 	}
+	for _, l := range art.Policies.Limits {
+		pa.Policies.Limits = append(pa.Policies.Limits, plan.Limit(l))
+	}
 	// The plan's policies are checked as the runtime will build them.
 	_, pds := policy.New(pa.Policies, "policies")
 	ds = append(ds, pds...)
+	_, lds := limits.New(pa.Policies.Limits, "policies.limits")
+	ds = append(ds, lds...)
 	p.Agents[art.Name] = pa
 	return ds
 }

@@ -73,8 +73,20 @@ func (a *Artifact) applyDefaults() diag.Diagnostics {
 	if a.Policies.Approval == "" {
 		a.Policies.Approval = ApprovalAsk
 	}
+	for i := range a.Policies.Limits {
+		if a.Policies.Limits[i].By == "" {
+			a.Policies.Limits[i].By = LimitByAgent
+		}
+	}
 	return ds
 }
+
+// Values of policies.limits[i].by: what a limit is counted for.
+const (
+	LimitByCaller = "caller"
+	LimitByAgent  = "agent"
+	LimitByTool   = "tool"
+)
 
 // Approval values.
 const (

@@ -126,6 +126,23 @@ type Policies struct {
 	// DeniedTools are globs over tool names the agent may never call.
 	DeniedTools []string `koanf:"denied_tools"`
 	Rules       []Rule   `koanf:"rules"`
+	// Limits bound the agent's calls in this worker: rates and calls at once.
+	Limits []Limit `koanf:"limits"`
+}
+
+// Limit is one entry of policies.limits: either a rate (calls and per) or a
+// bound on calls at once (concurrent).
+type Limit struct {
+	// Calls is how many calls are admitted per interval; with per.
+	Calls int `koanf:"calls"`
+	// Per is the interval of calls, a duration such as 1m, 30s or 1h.
+	Per string `koanf:"per"`
+	// Concurrent is how many calls may be in flight at once.
+	Concurrent int `koanf:"concurrent"`
+	// By is what the limit is counted for: caller, agent (default) or tool.
+	By string `koanf:"by"`
+	// Tools are globs scoping the entry to some tools; empty means every tool.
+	Tools []string `koanf:"tools"`
 }
 
 // Rule is one CEL policy rule.

@@ -105,4 +105,5 @@ const (
 	SQLParamUnbound Code = "SQL_PARAM_UNBOUND"
 	ResultTooLarge  Code = "RESULT_TOO_LARGE"
 	ShuttingDown    Code = "SHUTTING_DOWN"
+	ToolRateLimited Code = "TOOL_RATE_LIMITED"
 )

@@ -2,6 +2,7 @@
 //
 //	heddle_calls_total{agent, source, server, code}      calls by outcome
 //	heddle_call_duration_seconds{agent, source, server}  call latency
+//	heddle_tool_rate_limited_total{agent, server, limit} calls a limit refused
 //	heddle_dependency_up{name, kind, required}           1 when ready
 //	heddle_dependency_tools{name, kind}                  tools listed
 //
@@ -9,7 +10,9 @@
 // code of a refusal or failure (TOOL_DENIED, TRANSPORT_TIMEOUT, …). Labels
 // carry names only — agents, servers, codes — never arguments, results or
 // anything secret. Tool names are left out of labels on purpose: a server
-// decides how many there are.
+// decides how many there are. limit is the setting that refused a
+// TOOL_RATE_LIMITED call: policies.limits[0], or
+// ai.mcp_servers.<server>.max_concurrent.
 //
 //	m := metrics.New()
 //	rt, _ := runtime.Open(ctx, p, runtime.Options{OnCall: m.Observe})
@@ -31,6 +34,7 @@ type Metrics struct {
 	reg      *prometheus.Registry
 	calls    *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	limited  *prometheus.CounterVec
 }
 
 // New returns metrics in a registry of their own, with the Go runtime's and
@@ -47,8 +51,12 @@ func New() *Metrics {
 			Help:    "Latency of tool calls through toolsets.",
 			Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 25},
 		}, []string{"agent", "source", "server"}),
+		limited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "heddle_tool_rate_limited_total",
+			Help: "Tool calls refused with TOOL_RATE_LIMITED, by agent, server and the limit that refused them.",
+		}, []string{"agent", "server", "limit"}),
 	}
-	m.reg.MustRegister(m.calls, m.duration,
+	m.reg.MustRegister(m.calls, m.duration, m.limited,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -65,6 +73,9 @@ func (m *Metrics) Observe(ev runtime.CallEvent) {
 	}
 	m.calls.WithLabelValues(ev.Agent, ev.Source, ev.Server, code).Inc()
 	m.duration.WithLabelValues(ev.Agent, ev.Source, ev.Server).Observe(ev.Duration.Seconds())
+	if ev.Limit != "" {
+		m.limited.WithLabelValues(ev.Agent, ev.Server, ev.Limit).Inc()
+	}
 }
 
 // Handler serves the metrics, with each dependency's state read from r at

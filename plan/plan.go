@@ -177,6 +177,19 @@ type Policies struct {
 	Approval      string   `json:"approval"`
 	DeniedTools   []string `json:"denied_tools,omitempty"`
 	Rules         []Rule   `json:"rules,omitempty"`
+	Limits        []Limit  `json:"limits,omitempty"`
+}
+
+// Limit is one entry of policies.limits, counted per worker: a rate (Calls
+// per Per, a Go duration such as "1m") or a bound on calls at once
+// (Concurrent), kept for each caller, for the agent or for each tool (By),
+// over every tool of the agent or those matching Tools.
+type Limit struct {
+	Calls      int      `json:"calls,omitempty"`
+	Per        string   `json:"per,omitempty"`
+	Concurrent int      `json:"concurrent,omitempty"`
+	By         string   `json:"by"`
+	Tools      []string `json:"tools,omitempty"`
 }
 
 // Rule is one CEL rule, type-checked at compile time.

@@ -21,7 +21,10 @@ type CallEvent struct {
 	// ToolError is set when the tool itself reported a failure (IsError
 	// without a code).
 	ToolError bool
-	Duration  time.Duration
+	// Limit is the setting that refused a TOOL_RATE_LIMITED call:
+	// policies.limits[0], ai.mcp_servers.runbooks.max_concurrent.
+	Limit    string
+	Duration time.Duration
 }
 
 // observe reports a finished call to Options.OnCall.
@@ -41,6 +44,7 @@ func (t *Toolset) observe(name string, res *mcp.CallToolResult, err error, d tim
 	case res != nil && res.IsError:
 		ev.Code = RefusalCode(res)
 		ev.ToolError = ev.Code == ""
+		ev.Limit, _, _ = LimitOf(res)
 	}
 	t.rt.opts.OnCall(ev)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/internal/argcheck"
 	"github.com/heddlehq/heddle/internal/calldeadline"
+	"github.com/heddlehq/heddle/internal/limits"
 	"github.com/heddlehq/heddle/internal/resultcap"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/policy"
@@ -61,6 +62,7 @@ type Toolset struct {
 	rt      *Runtime
 	agent   *plan.Agent
 	policy  *policy.Set
+	limits  *limits.Set // nil: none
 	timeout time.Duration
 	sources []*kindSource
 
@@ -103,7 +105,11 @@ func (rt *Runtime) Toolset(agent string) (*Toolset, error) {
 	if ds.HasErrors() {
 		return nil, ds.Err()
 	}
-	ts := &Toolset{rt: rt, agent: a, policy: pol, timeout: time.Duration(a.Policies.ToolTimeoutMS) * time.Millisecond}
+	lim, lds := limits.New(a.Policies.Limits, "policies.limits")
+	if lds.HasErrors() {
+		return nil, lds.Err()
+	}
+	ts := &Toolset{rt: rt, agent: a, policy: pol, limits: lim, timeout: time.Duration(a.Policies.ToolTimeoutMS) * time.Millisecond}
 	for _, g := range a.Grants {
 		src, err := rt.buildSource(a, g)
 		if err != nil {
@@ -322,7 +328,8 @@ type ApprovalRequest struct {
 //
 // What the model should read comes back as a result with IsError set and
 // the code in _meta.code: TOOL_UNKNOWN, TOOL_DENIED, TOOL_APPROVAL_REQUIRED,
-// TOOL_ARGS_INVALID, TOOL_UNAVAILABLE, TRANSPORT_TIMEOUT. A tool's own
+// TOOL_ARGS_INVALID, TOOL_RATE_LIMITED (with retry_after_ms and limit in
+// _meta, see LimitOf), TOOL_UNAVAILABLE, TRANSPORT_TIMEOUT. A tool's own
 // failure is a result with IsError set and no code. The supervisor's
 // deadline (policies.tool_timeout_ms) ends the call with a TOOL_TIMEOUT
 // error; a caller's own cancellation returns ctx.Err(). A deferred tool is
@@ -440,6 +447,12 @@ func (t *Toolset) call(ctx context.Context, sd time.Time, name string, args map[
 	if msg := validateArgs(e.def, args); msg != "" {
 		return refusal(diag.ToolArgsInvalid, "the arguments do not match the tool's input schema: %s", msg), nil
 	}
+	// Limits count only calls that would be sent (runtime/limits.go).
+	adm, limited := t.admit(e, caller)
+	if limited != nil {
+		return limited, nil
+	}
+	defer adm.end()
 	// One timer: whichever of the transport's and the supervisor's
 	// deadlines comes first (for use cases, always the supervisor's).
 	deadline, transportFirst := sd, false
@@ -459,6 +472,9 @@ func (t *Toolset) call(ctx context.Context, sd time.Time, name string, args map[
 		return refusal(diag.TransportTimeout, "%s did not answer within its timeout_ms (%d ms); you may retry", e.tool.Name, e.src.transportTimeout().Milliseconds()), nil
 	case calldeadline.Expired(scope.Context()):
 		return nil, errSupervisor
+	}
+	if rl := (*RateLimitedError)(nil); errors.As(err, &rl) {
+		return rl.refusal(), nil
 	}
 	if code := diag.CodeOf(err); code != "" {
 		return refusal(code, "%s", safeMessage(err)), nil

@@ -102,6 +102,7 @@ func (c *configured) Part() (string, any, bool) { return "servers", c.servers, t
 func (s *ServerConfig) defaults(d *config.Deployment, p string) diag.Diagnostics {
 	ds := config.Positive(nil, d, config.Join(p, "timeout_ms"), s.TimeoutMS)
 	ds = config.Positive(ds, d, config.Join(p, "max_result_bytes"), s.MaxResultBytes)
+	ds = config.Positive(ds, d, config.Join(p, "max_concurrent"), s.MaxConcurrent)
 	if s.Transport == "" {
 		s.Transport = TransportHTTP
 	}
@@ -195,6 +196,7 @@ func buildServer(env *grants.Env, name string, s *ServerConfig, prefix string) *
 		Required:         grants.Required(s.Required, env.RemoteClients()),
 		ProtocolVersion:  s.ProtocolVersion,
 		MaxResultBytes:   s.MaxResultBytes,
+		MaxConcurrent:    s.MaxConcurrent,
 		ReadOnlyTools:    s.ReadOnlyTools,
 		IdempotentTools:  s.IdempotentTools,
 		DestructiveTools: s.DestructiveTools,

@@ -26,6 +26,10 @@ type ServerConfig struct {
 	// it, at least 4 MiB, is the hard limit past which a message from the
 	// server is refused as it is read. Default 1 MiB.
 	MaxResultBytes int `koanf:"max_result_bytes"`
+	// MaxConcurrent bounds the calls in flight to the server at once, over
+	// every agent and use case of the worker; a call past it is refused
+	// with TOOL_RATE_LIMITED. Default: no bound.
+	MaxConcurrent int `koanf:"max_concurrent"`
 	// ReadOnlyTools and IdempotentTools are operator overrides (globs) of the
 	// server's annotations: calls to these tools may be re-sent after a reconnect.
 	ReadOnlyTools   []string `koanf:"read_only_tools"`
@@ -58,6 +62,8 @@ type Server struct {
 	Required        bool       `json:"required"`
 	ProtocolVersion string     `json:"protocol_version"`
 	MaxResultBytes  int        `json:"max_result_bytes"`
+	// MaxConcurrent bounds the calls in flight at once; 0 is no bound.
+	MaxConcurrent int `json:"max_concurrent,omitempty"`
 
 	ReadOnlyTools    []string `json:"read_only_tools,omitempty"`
 	IdempotentTools  []string `json:"idempotent_tools,omitempty"`

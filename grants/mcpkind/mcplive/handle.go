@@ -51,6 +51,10 @@ func (h *handle) Call(ctx context.Context, name string, args map[string]any) (*m
 	if i < 0 {
 		return nil, diag.New(diag.ToolUnknown, "server %s offers no tool %q to this handle", h.src.Name(), name)
 	}
+	if err := h.src.EnterCall(); err != nil {
+		return nil, err
+	}
+	defer h.src.LeaveCall()
 	scope := calldeadline.New(ctx, time.Now().Add(h.src.TransportTimeout()), h.src.Lingers())
 	res, err := h.src.call(scope.Context(), tools[i], args)
 	scope.End(err == nil)

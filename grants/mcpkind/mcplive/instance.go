@@ -188,6 +188,7 @@ func (i *instance) newServer(name string) *server {
 	spec := i.specs[name]
 	s := &server{inst: i, spec: spec, name: name, log: i.log, state: runtime.StateConnecting, since: time.Now(), opening: true}
 	s.sup = runtime.NewSupervisor(i.env.Closing, s.reconnect, nil)
+	s.slots = newSlots(name, spec.MaxConcurrent)
 	s.stderr = childproc.NewStderrLog(i.log, name)
 	if spec.Transport != mcpkind.TransportStdio {
 		s.httpT = http.DefaultTransport.(*http.Transport).Clone()

@@ -42,6 +42,7 @@ type server struct {
 	stderr *childproc.StderrLog
 
 	stale atomic.Bool // a list_changed arrived; re-list before the next use
+	slots *slots      // max_concurrent; nil: no bound
 
 	mu         sync.Mutex
 	sess       *mcp.ClientSession

@@ -1,0 +1,42 @@
+package metrics_test
+
+import (
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/metrics"
+	"github.com/heddlehq/heddle/runtime"
+)
+
+type noHealth struct{}
+
+func (noHealth) Health() runtime.Report { return runtime.Report{Ready: true} }
+
+// TestRateLimitedCounted: a TOOL_RATE_LIMITED refusal is counted by the
+// limit that refused it, as well as among the calls by code.
+func TestRateLimitedCounted(t *testing.T) {
+	m := metrics.New()
+	for range 3 {
+		m.Observe(runtime.CallEvent{Agent: "x", Tool: "echo", Source: "mcp", Server: "a", Code: diag.ToolRateLimited, Limit: "policies.limits[0]"})
+	}
+	m.Observe(runtime.CallEvent{Agent: "x", Tool: "echo", Source: "mcp", Server: "a", Code: diag.ToolRateLimited, Limit: "ai.mcp_servers.a.max_concurrent"})
+	m.Observe(runtime.CallEvent{Agent: "x", Tool: "echo", Source: "mcp", Server: "a"})
+	rec := httptest.NewRecorder()
+	m.Handler(noHealth{}).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body, _ := io.ReadAll(rec.Body)
+	for _, want := range []string{
+		`heddle_tool_rate_limited_total{agent="x",limit="policies.limits[0]",server="a"} 3`,
+		`heddle_tool_rate_limited_total{agent="x",limit="ai.mcp_servers.a.max_concurrent",server="a"} 1`,
+		`heddle_calls_total{agent="x",code="TOOL_RATE_LIMITED",server="a",source="mcp"} 4`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if strings.Count(string(body), "heddle_tool_rate_limited_total{") != 2 {
+		t.Errorf("calls that no limit refused are counted as limited:\n%s", body)
+	}
+}
