@@ -364,36 +364,3 @@ func (e *env) health(args []string) int {
 	}
 	return ExitOK
 }
-
-func (e *env) lock(args []string) int {
-	var rf runFlags
-	if _, err := e.parseCommand("lock", args, 0, 0, rf.register); err != nil {
-		return e.usageError(err)
-	}
-	log, err := rf.logger(e)
-	if err != nil {
-		return e.usageError(err)
-	}
-	path := rf.lock
-	rf.lock = "" // write pins from what servers offer now, not check against old ones
-	rt, code := e.open(context.Background(), &rf, log, false)
-	if rt == nil {
-		return code
-	}
-	defer rt.Close()
-	l := rt.Lock()
-	b, err := json.MarshalIndent(l, "", "  ")
-	if err == nil {
-		err = os.WriteFile(path, append(b, '\n'), 0o644)
-	}
-	if err != nil {
-		e.printFailure(lockError(path, err, true))
-		return ExitFail
-	}
-	n := 0
-	for _, s := range l.Servers {
-		n += len(s.Tools)
-	}
-	fmt.Fprintf(e.stdout, "wrote %s: %s, %s\n", path, plural(len(l.Servers), "server"), plural(n, "tool"))
-	return ExitOK
-}
