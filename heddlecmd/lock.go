@@ -34,7 +34,8 @@ func (e *env) lock(args []string) int {
 			return ExitFail
 		}
 	}
-	rf.lock = "" // open with no pins: what the servers offer now is what is compared or written
+	rf.eager = true // lazy servers too: their pins are what they offer
+	rf.lock = ""    // open with no pins: what the servers offer now is what is compared or written
 	rt, code := e.open(context.Background(), &rf, log, false)
 	if rt == nil {
 		return code

@@ -37,6 +37,7 @@ type runFlags struct {
 	logFormat string
 	lock      string
 	lockSet   bool // --lock was given: a missing file is an error
+	eager     bool // connect lazy servers at start-up (heddle lock)
 }
 
 // DefaultLockFile is where heddle lock writes, and where the other commands
@@ -101,7 +102,7 @@ func (e *env) open(ctx context.Context, rf *runFlags, log *slog.Logger, approve 
 			return nil, ExitFail
 		}
 	}
-	opts := runtime.Options{Kinds: e.live, Logger: log, ClientName: "heddle", ClientVersion: Version, MCPUses: usecaselive.MCPUses(), OnCall: e.onCall}
+	opts := runtime.Options{Kinds: e.live, Logger: log, ClientName: "heddle", ClientVersion: Version, MCPUses: usecaselive.MCPUses(), OnCall: e.onCall, Eager: rf.eager}
 	if e.flags != nil {
 		e.flags.Visit(func(f *flag.Flag) { rf.lockSet = rf.lockSet || f.Name == "lock" })
 	}

@@ -79,6 +79,10 @@ type Options struct {
 	OnCall func(CallEvent)
 	// Lock, when set, pins tool definitions (see Lock).
 	Lock *Lock
+	// Eager connects the servers declared connect: lazy at start-up like
+	// the others, with no need for their pins: heddle lock does, to pin
+	// what they offer.
+	Eager bool
 	// ClientName and ClientVersion identify heddle to servers.
 	ClientName, ClientVersion string
 	// Now is the clock; default time.Now.
@@ -236,7 +240,7 @@ func (rt *Runtime) kindEnv(deadline time.Time, budget time.Duration) KindEnv {
 	return KindEnv{Plan: rt.plan, Secrets: o.Secrets, Logger: rt.log, HTTPTransport: o.HTTPTransport,
 		Closing: rt.supCtx, Deadline: deadline, Budget: budget, Events: events{rt},
 		LookupEnv: o.LookupEnv, ClientName: o.ClientName, ClientVersion: o.ClientVersion,
-		Elicitation: o.Elicitation, Sampling: o.Sampling, Dial: o.Dial, MCPUses: o.MCPUses, Lock: o.Lock}
+		Elicitation: o.Elicitation, Sampling: o.Sampling, Dial: o.Dial, MCPUses: o.MCPUses, Lock: o.Lock, Eager: o.Eager}
 }
 
 // buildToolsets builds every agent's toolset and its name index.
@@ -340,7 +344,7 @@ func (rt *Runtime) Close() error {
 func (rt *Runtime) Unavailable() map[string]diag.Code {
 	out := map[string]diag.Code{}
 	for _, d := range rt.Health().Dependencies {
-		if d.State != StateReady {
+		if d.State != StateReady && d.State != StateIdle {
 			out[d.Name] = d.Code
 		}
 	}

@@ -161,6 +161,9 @@ func (s *server) open(ctx context.Context) *runtime.Failure {
 	if err := s.prepare(ctx); err != nil {
 		return &runtime.Failure{Server: s.name, Kind: "mcp", Err: err, Fatal: true}
 	}
+	if s.lazy {
+		return s.openIdle()
+	}
 	if err := s.connect(ctx); err != nil {
 		return &runtime.Failure{Server: s.name, Kind: "mcp", Err: err, Fatal: s.spec.Required}
 	}
@@ -173,7 +176,7 @@ func (s *server) open(ctx context.Context) *runtime.Failure {
 func (s *server) opened() {
 	s.mu.Lock()
 	s.opening = false
-	ready := s.state == runtime.StateReady
+	ready := s.state == runtime.StateReady || s.state == runtime.StateIdle
 	s.mu.Unlock()
 	if !ready {
 		s.sup.Wake()
@@ -186,7 +189,8 @@ const maxIdleConnsPerServer = 64
 
 func (i *instance) newServer(name string) *server {
 	spec := i.specs[name]
-	s := &server{inst: i, spec: spec, name: name, log: i.log, state: runtime.StateConnecting, since: time.Now(), opening: true}
+	s := &server{inst: i, spec: spec, name: name, log: i.log, state: runtime.StateConnecting, since: time.Now(), opening: true,
+		lazy: spec.Connect == mcpkind.ConnectLazy && !i.env.Eager}
 	s.sup = runtime.NewSupervisor(i.env.Closing, s.reconnect, nil)
 	s.stderr = childproc.NewStderrLog(i.log, name)
 	if spec.Transport != mcpkind.TransportStdio {
@@ -350,7 +354,7 @@ func (i *instance) checkServerFilters(server string, all bool) []error {
 // checkFilters reports patterns that match none of an opened server's tools.
 func (i *instance) checkFilters(server string, include, exclude []string, who string) error {
 	s := i.servers[server]
-	if s.status().state != runtime.StateReady {
+	if st := s.status().state; st != runtime.StateReady && st != runtime.StateIdle {
 		return nil
 	}
 	s.mu.Lock()
@@ -449,7 +453,7 @@ func (i *instance) Status() []runtime.Dependency {
 		st := s.status()
 		since := st.since.UTC().Truncate(time.Millisecond)
 		d := runtime.Dependency{Name: name, Kind: "mcp", State: st.state, Since: &since, Required: s.spec.Required, Tools: st.tools, Agents: slices.Clone(s.spec.GrantedTo)}
-		if st.state != runtime.StateReady {
+		if st.state != runtime.StateReady && st.state != runtime.StateIdle {
 			d.Code = st.code
 			if d.Code == "" {
 				d.Code = diag.MCPServerUnreachable
@@ -469,7 +473,7 @@ func (i *instance) Status() []runtime.Dependency {
 func (i *instance) Recheck(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, s := range i.servers {
-		if s.status().state != runtime.StateReady {
+		if st := s.status().state; st != runtime.StateReady && st != runtime.StateIdle {
 			wg.Go(func() { _ = s.sup.Recheck(ctx) })
 		}
 	}

@@ -42,6 +42,7 @@ type server struct {
 	stderr *childproc.StderrLog
 
 	stale atomic.Bool // a list_changed arrived; re-list before the next use
+	lazy  bool        // connect: lazy — connected on first use, its tools from the lock until then
 
 	mu         sync.Mutex
 	sess       *mcp.ClientSession
@@ -433,6 +434,7 @@ func (s *server) listTimedOut(err error) error {
 // call waits briefly for it — so that a server that is back serves the
 // call; one that is still down answers TOOL_UNAVAILABLE.
 func (s *server) session(ctx context.Context) (*mcp.ClientSession, error) {
+	s.connectLazy(ctx)
 	if sess, err := s.readySession(); sess != nil || err != nil {
 		return sess, err
 	}
@@ -480,6 +482,9 @@ func (s *server) recheck(ctx context.Context) bool {
 func (s *server) unavailable() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.code == diag.ToolDefinitionChanged {
+		return diag.Wrap(diag.ToolUnavailable, s.downErr, "server %s: its tools differ from heddle.lock (ai.pinning: strict)", s.name)
+	}
 	if s.code == diag.MCPListFailed {
 		return diag.Wrap(diag.ToolUnavailable, s.downErr, "server %s cannot list its tools; trying again", s.name)
 	}
@@ -543,7 +548,12 @@ func (s *server) markStale() {
 func (s *server) refresh(ctx context.Context, force bool) ([]*mcp.Tool, uint64, error) {
 	for {
 		s.mu.Lock()
-		listed := !s.listedAt.IsZero()
+		listed := !s.listedAt.IsZero() || s.lazy // a lazy server has its tools from the lock
+		if !force && s.state == runtime.StateIdle { // offered from the lock; the first call connects it
+			tools, gen := s.tools, s.gen
+			s.mu.Unlock()
+			return tools, gen, nil
+		}
 		if !force && s.state != runtime.StateReady {
 			tools, gen, err := s.tools, s.gen, s.downErr
 			s.mu.Unlock()
@@ -578,6 +588,9 @@ func (s *server) refresh(ctx context.Context, force bool) ([]*mcp.Tool, uint64, 
 
 		s.stale.Store(false) // a list_changed arriving from here on re-lists again
 		tools, err := s.list(ctx, sess)
+		if err == nil {
+			err = s.checkPins(tools)
+		}
 
 		s.mu.Lock()
 		s.listing = nil
