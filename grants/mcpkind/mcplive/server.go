@@ -548,7 +548,7 @@ func (s *server) markStale() {
 func (s *server) refresh(ctx context.Context, force bool) ([]*mcp.Tool, uint64, error) {
 	for {
 		s.mu.Lock()
-		listed := !s.listedAt.IsZero() || s.lazy // a lazy server has its tools from the lock
+		listed := !s.listedAt.IsZero() || s.lazy    // a lazy server has its tools from the lock
 		if !force && s.state == runtime.StateIdle { // offered from the lock; the first call connects it
 			tools, gen := s.tools, s.gen
 			s.mu.Unlock()
