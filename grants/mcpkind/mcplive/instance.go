@@ -66,7 +66,7 @@ type instance struct {
 	log      *slog.Logger
 	specs    mcpkind.Servers
 	servers  map[string]*server
-	releases []func()
+	releases []func() // in the order the servers finished opening: Close goes backwards
 
 	mu      sync.Mutex
 	sources map[string]*source // agent + "\x00" + server → the agent's view
@@ -139,14 +139,19 @@ func (i *instance) needed() ([]string, error) {
 // openServers opens every server concurrently; it returns the failures.
 func (i *instance) openServers(ctx context.Context, names []string) []*runtime.Failure {
 	failures := make([]*runtime.Failure, len(names))
-	var g errgroup.Group
+	var (
+		g  errgroup.Group
+		mu sync.Mutex
+	)
 	for n, name := range names {
 		s := i.newServer(name)
 		i.servers[name] = s
 		release, _ := s.acquire()
-		i.releases = append(i.releases, release)
 		g.Go(func() error {
 			failures[n] = s.open(ctx)
+			mu.Lock()
+			i.releases = append(i.releases, release)
+			mu.Unlock()
 			return nil
 		})
 	}
@@ -491,15 +496,14 @@ func (i *instance) Pins() map[string][]*mcp.Tool {
 	return out
 }
 
-// Close releases the instance's references on every server: sessions close
-// (and stdio children die with their process groups) once the last
-// in-flight call that holds one returns.
+// Close releases the instance's references on every server, one after the
+// other in the reverse order of their opening (the last to finish opening
+// first): sessions close (and stdio children die with their process
+// groups) once the last in-flight call that holds one returns.
 func (i *instance) Close() error {
-	var wg sync.WaitGroup
-	for _, release := range i.releases {
-		wg.Go(release)
+	for _, release := range slices.Backward(i.releases) {
+		release()
 	}
-	wg.Wait()
 	return nil
 }
 

@@ -140,7 +140,11 @@ func (s *server) transport() (mcp.Transport, *attempt) {
 		at.stdio = &keepConn{Transport: mcpstdio.NewTransport(at.cmd, &mcpstdio.Options{Terminate: 2 * time.Second, MaxMessageBytes: limit})}
 		return at.stdio, at
 	case "sse":
-		return sseconn.NewTransport(&mcp.SSEClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient(at, limit), MaxEventSize: bodylimit.EventSize(limit)}), at
+		hc := s.httpClient(at, limit)
+		if s.spec.Auth != nil { // headers_ref or auth: timeout_ms bounds the idle event stream too
+			hc.Transport = sseconn.IdleBound(hc.Transport, time.Duration(s.spec.TimeoutMS)*time.Millisecond)
+		}
+		return sseconn.NewTransport(&mcp.SSEClientTransport{Endpoint: s.spec.URL, HTTPClient: hc, MaxEventSize: bodylimit.EventSize(limit)}), at
 	}
 	t := &mcp.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient(at, limit), MaxRetries: 3, MaxEventSize: bodylimit.EventSize(limit)}
 	if o, ok := s.strat.(authlive.OAuthStrategy); ok {
