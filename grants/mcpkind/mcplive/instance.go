@@ -20,6 +20,11 @@
 // (TOOL_DEFINITION_CHANGED) and against the include/exclude patterns of
 // every grant and declared use (MCP_FILTER_UNMATCHED).
 //
+// A server declared connect: lazy is not connected then: its tools are
+// offered from heddle.lock and it is idle until its first call, or
+// Runtime.Refresh, connects it (see lazy.go); one the lock does not pin is
+// MCP_LAZY_UNPINNED.
+//
 // # Afterwards
 //
 // A server is ready while it has a session over which its tools were
