@@ -438,7 +438,9 @@ func (s *server) listTimedOut(err error) error {
 // call waits briefly for it — so that a server that is back serves the
 // call; one that is still down answers TOOL_UNAVAILABLE.
 func (s *server) session(ctx context.Context) (*mcp.ClientSession, error) {
-	s.connectLazy(ctx)
+	if s.lazy {
+		s.connectLazy(ctx)
+	}
 	if sess, err := s.readySession(); sess != nil || err != nil {
 		return sess, err
 	}
