@@ -65,6 +65,9 @@ func Compile(in Input) (*plan.Plan, diag.Diagnostics) {
 		dds = append(dds, diag.Errorf(diag.RemoteClientsUnknown, "ai.remote_clients",
 			"unknown value: want required or optional"))
 	}
+	if pn := dep.AI.Pinning; pn != config.PinningStrict && pn != config.PinningWarn {
+		dds = append(dds, diag.Errorf(diag.ConfigValueInvalid, "ai.pinning", "unknown value: want strict or warn"))
+	}
 	dds = append(dds, checkPlugins(dep.AI.AuthPlugins)...)
 	reg, pds := reg.WithPlugins(dep.AI.AuthPlugins)
 	dds = append(dds, pds...)
@@ -74,7 +77,7 @@ func Compile(in Input) (*plan.Plan, diag.Diagnostics) {
 		Version:     plan.Version,
 		Env:         dep.Env,
 		Sources:     dep.Sources,
-		Startup:     plan.Startup{TimeoutMS: dep.AI.StartupTimeoutMS, RemoteClients: dep.AI.RemoteClients},
+		Startup:     plan.Startup{TimeoutMS: dep.AI.StartupTimeoutMS, RemoteClients: dep.AI.RemoteClients, Pinning: dep.AI.Pinning},
 		AuthPlugins: map[string]*plan.AuthPlugin{},
 		Secrets:     plan.Secrets{Dir: dep.AI.Secrets.Dir},
 		Agents:      map[string]*plan.Agent{},

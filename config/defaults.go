@@ -43,6 +43,9 @@ func (d *Deployment) applyDefaults() {
 	if ai.RemoteClients == "" {
 		ai.RemoteClients = RemoteClientsRequired
 	}
+	if ai.Pinning == "" {
+		ai.Pinning = PinningStrict
+	}
 	for _, l := range d.Serve.Limits.settings() {
 		if *l.v <= 0 {
 			*l.v = l.def

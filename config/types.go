@@ -36,9 +36,15 @@ type AI struct {
 	StartupTimeoutMS int `koanf:"startup_timeout_ms"`
 	// RemoteClients says whether a remote client that will not open aborts
 	// start-up ("required", the default) or is tolerated ("optional").
-	RemoteClients string                 `koanf:"remote_clients"`
-	AuthPlugins   map[string]*AuthPlugin `koanf:"auth_plugins"`
-	Secrets       Secrets                `koanf:"secrets"`
+	RemoteClients string `koanf:"remote_clients"`
+	// Pinning says what a tool that differs from heddle.lock once the
+	// runtime runs does: "strict" (the default) withholds it, and a lazy
+	// server whose listing drifted stays unavailable with
+	// TOOL_DEFINITION_CHANGED; "warn" logs the drift and uses what the
+	// server offers now. A drift found at start-up fails it either way.
+	Pinning     string                 `koanf:"pinning"`
+	AuthPlugins map[string]*AuthPlugin `koanf:"auth_plugins"`
+	Secrets     Secrets                `koanf:"secrets"`
 
 	// Sections holds every other key of ai: as written (after layering),
 	// for the kinds that own them. The compiler reports a key no kind
@@ -65,6 +71,12 @@ func (d *Deployment) Written(path string) bool { return written(d.raw, path) }
 const (
 	RemoteClientsRequired = "required"
 	RemoteClientsOptional = "optional"
+)
+
+// Pinning values.
+const (
+	PinningStrict = "strict"
+	PinningWarn   = "warn"
 )
 
 // Defaults of the settings config owns.

@@ -76,6 +76,7 @@ const (
 	LockInvalid          Code = "LOCK_INVALID"
 	ListenFailed         Code = "LISTEN_FAILED"
 	ServeAuthUnreachable Code = "SERVE_AUTH_UNREACHABLE"
+	MCPLazyUnpinned      Code = "MCP_LAZY_UNPINNED"
 )
 
 // Call-time codes of serve's HTTP invoke API.

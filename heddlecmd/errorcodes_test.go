@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/runtime"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // jsonCodes returns every code an output of --format json carries where
@@ -112,7 +114,7 @@ func TestEveryJSONErrorCoded(t *testing.T) {
 		{"tools, --lock naming no file", with(stdio, nil), []string{"tools", "a", "--lock", "nope.lock"}, diag.LockInvalid},
 		{"tools, --lock naming a file that is no lock", with(stdio, map[string]string{"other.lock": "not json\n"}), []string{"tools", "a", "--lock", "other.lock"}, diag.LockInvalid},
 		{"tools, a default heddle.lock that is no lock", with(stdio, map[string]string{"heddle.lock": "{\"version\": 99}\n"}), []string{"tools", "a"}, diag.LockInvalid},
-		{"tools, a changed tool", with(stdio, map[string]string{"heddle.lock": `{"version": 1, "servers": {"srv": {"tools": {"echo": {"description": "sha256:0", "input_schema": "sha256:0"}}}}}`}), []string{"tools", "a"}, diag.ToolDefinitionChanged},
+		{"tools, a changed tool", with(stdio, map[string]string{"heddle.lock": changedEchoLock(t)}), []string{"tools", "a"}, diag.ToolDefinitionChanged},
 		{"call, an unknown tool", with(stdio, nil), []string{"call", "a", "no_such_tool"}, diag.ToolUnknown},
 		{"call, a denied tool", with(stdio, nil), []string{"call", "a", "add", "--args", `{"a": 1, "b": 2}`}, diag.ToolDenied},
 		{"call, arguments against the schema", with(stdio, nil), []string{"call", "a", "echo", "--args", `{"text": 5}`}, diag.ToolArgsInvalid},
@@ -160,4 +162,17 @@ func TestMissingDefaultLockIsFine(t *testing.T) {
 	if code := Run([]string{"tools", "a", "--format", "json"}, &stdout, &stderr, Options{}); code != ExitOK {
 		t.Errorf("exit %d, want %d: %s%s", code, ExitOK, stdout.String(), stderr.String())
 	}
+}
+
+// changedEchoLock is a lock pinning a tool echo that says something else
+// than the test server's.
+func changedEchoLock(t *testing.T) string {
+	l := &runtime.Lock{Version: runtime.LockVersion, Servers: map[string]runtime.ServerLock{"srv": {Tools: map[string]runtime.ToolLock{
+		"echo": runtime.LockTool(&mcp.Tool{Name: "echo", Description: "something else", InputSchema: map[string]any{"type": "object"}}),
+	}}}}
+	b, err := l.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

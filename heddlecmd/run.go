@@ -37,6 +37,7 @@ type runFlags struct {
 	logFormat string
 	lock      string
 	lockSet   bool // --lock was given: a missing file is an error
+	eager     bool // connect lazy servers at start-up (heddle lock)
 }
 
 // DefaultLockFile is where heddle lock writes, and where the other commands
@@ -101,7 +102,7 @@ func (e *env) open(ctx context.Context, rf *runFlags, log *slog.Logger, approve 
 			return nil, ExitFail
 		}
 	}
-	opts := runtime.Options{Kinds: e.live, Logger: log, ClientName: "heddle", ClientVersion: Version, MCPUses: usecaselive.MCPUses(), OnCall: e.onCall}
+	opts := runtime.Options{Kinds: e.live, Logger: log, ClientName: "heddle", ClientVersion: Version, MCPUses: usecaselive.MCPUses(), OnCall: e.onCall, Eager: rf.eager}
 	if e.flags != nil {
 		e.flags.Visit(func(f *flag.Flag) { rf.lockSet = rf.lockSet || f.Name == "lock" })
 	}
@@ -365,38 +366,5 @@ func (e *env) health(args []string) int {
 	if !rep.Ready {
 		return ExitFail
 	}
-	return ExitOK
-}
-
-func (e *env) lock(args []string) int {
-	var rf runFlags
-	if _, err := e.parseCommand("lock", args, 0, 0, rf.register); err != nil {
-		return e.usageError(err)
-	}
-	log, err := rf.logger(e)
-	if err != nil {
-		return e.usageError(err)
-	}
-	path := rf.lock
-	rf.lock = "" // write pins from what servers offer now, not check against old ones
-	rt, code := e.open(context.Background(), &rf, log, false)
-	if rt == nil {
-		return code
-	}
-	defer rt.Close()
-	l := rt.Lock()
-	b, err := json.MarshalIndent(l, "", "  ")
-	if err == nil {
-		err = os.WriteFile(path, append(b, '\n'), 0o644)
-	}
-	if err != nil {
-		e.printFailure(lockError(path, err, true))
-		return ExitFail
-	}
-	n := 0
-	for _, s := range l.Servers {
-		n += len(s.Tools)
-	}
-	fmt.Fprintf(e.stdout, "wrote %s: %s, %s\n", path, plural(len(l.Servers), "server"), plural(n, "tool"))
 	return ExitOK
 }

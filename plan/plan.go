@@ -117,6 +117,8 @@ func (p *Plan) MarshalJSON() ([]byte, error) {
 type Startup struct {
 	TimeoutMS     int    `json:"timeout_ms"`
 	RemoteClients string `json:"remote_clients"`
+	// Pinning is ai.pinning: strict or warn.
+	Pinning string `json:"pinning"`
 }
 
 // Secrets says where ${secrets:…} references are read from.

@@ -33,7 +33,7 @@ func (rt *Runtime) Health() Report {
 		return strings.Compare(a.Name, b.Name)
 	})
 	for _, d := range r.Dependencies {
-		if d.Required && d.State != StateReady {
+		if d.Required && d.State != StateReady && d.State != StateIdle {
 			r.Ready = false
 		}
 	}

@@ -69,6 +69,9 @@ type KindEnv struct {
 	Dial        func(server string) mcp.Transport
 	MCPUses     []MCPUse
 	Lock        *Lock
+	// Eager has dependencies that would be connected on first use
+	// connected at start-up instead (see Options.Eager).
+	Eager bool
 }
 
 // Instance is a kind opened for one Runtime.
@@ -159,6 +162,10 @@ const (
 	StateReady      State = "ready"
 	StateDown       State = "down"
 	StateClosed     State = "closed"
+	// StateIdle is a dependency that is connected on first use (an MCP
+	// server with connect: lazy) and has not been used yet: its tools are
+	// offered, and readiness does not wait for it.
+	StateIdle State = "idle"
 )
 
 // Dependency is one thing the runtime depends on, as health reports it.

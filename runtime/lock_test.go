@@ -6,9 +6,11 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/internal/testmcp"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestLockPinsDefinitions: a runtime opened with a lock written from the same
@@ -41,7 +43,7 @@ ai:
 	_ = rt.Close()
 
 	pin := lock.Servers["a"].Tools["echo"]
-	pin.Description = "sha256:0000"
+	pin.SHA256 = "0000"
 	lock.Servers["a"].Tools["echo"] = pin
 	rt, err = runtime.Open(context.Background(), p, runtime.Options{Lock: lock})
 	if err == nil {
@@ -81,4 +83,57 @@ ai:
 			t.Fatalf("err = %v, want STARTUP_TIMEOUT", err)
 		}
 	})
+}
+
+// TestLockDrift: every kind of change a review must see is named — a
+// changed field, a removed tool, a tool renamed with its definition kept, a
+// new tool only when something offers it — and a lock survives being
+// encoded and parsed.
+func TestLockDrift(t *testing.T) {
+	tool := func(name, desc string) *mcp.Tool {
+		return &mcp.Tool{Name: name, Description: desc, InputSchema: map[string]any{"type": "object"}}
+	}
+	pinned := []*mcp.Tool{tool("a", "one"), tool("b", "two"), tool("c", "three")}
+	l := &runtime.Lock{Version: runtime.LockVersion, Servers: map[string]runtime.ServerLock{"s": {Tools: map[string]runtime.ToolLock{}}}}
+	for _, tt := range pinned {
+		l.Servers["s"].Tools[tt.Name] = runtime.LockTool(tt)
+	}
+	b, err := l.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err = runtime.ParseLock("heddle.lock", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := l.Drift("s", pinned, nil); len(d) != 0 {
+		t.Fatalf("unchanged tools drift: %v", d)
+	}
+	changedA := tool("a", "ONE")
+	changedA.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true}
+	now := []*mcp.Tool{changedA, tool("d", "three"), tool("e", "new"), tool("hidden", "new")}
+	got := []string{}
+	for _, d := range l.Drift("s", now, func(name string) bool { return name != "hidden" }) {
+		got = append(got, d.String())
+	}
+	want := []string{"s: a: changed annotations, description", "s: b: removed", "s: c: renamed to d", "s: e: new"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("drift (-want +got):\n%s", diff)
+	}
+}
+
+// TestLockFormat: a version 1 lock, and a definition edited without its
+// hash, are LOCK_INVALID.
+func TestLockFormat(t *testing.T) {
+	for name, body := range map[string]string{
+		"v1":     `{"version": 1, "servers": {}}`,
+		"v9":     `{"version": 9, "servers": {}}`,
+		"edited": `{"version": 2, "servers": {"s": {"tools": {"a": {"sha256": "00", "definition": {"name": "a"}}}}}}`,
+		"named":  `{"version": 2, "servers": {"s": {"tools": {"a": {"sha256": "00", "definition": {"name": "b"}}}}}}`,
+		"junk":   `nope`,
+	} {
+		if _, err := runtime.ParseLock("x.lock", []byte(body)); !diag.Has(err, diag.LockInvalid) {
+			t.Errorf("%s: err = %v, want LOCK_INVALID", name, err)
+		}
+	}
 }

@@ -84,6 +84,10 @@ type Options struct {
 	OnCall func(CallEvent)
 	// Lock, when set, pins tool definitions (see Lock).
 	Lock *Lock
+	// Eager connects the servers declared connect: lazy at start-up like
+	// the others, with no need for their pins: heddle lock does, to pin
+	// what they offer.
+	Eager bool
 	// ClientName and ClientVersion identify heddle to servers.
 	ClientName, ClientVersion string
 	// Now is the clock; default time.Now.
@@ -94,6 +98,11 @@ type Options struct {
 type MCPUse struct {
 	Server  string
 	Include []string
+	// ToolTimeout is the supervisor's deadline of one call through a
+	// handle on Server, as policies.tool_timeout_ms is an agent's: past it
+	// the call fails TOOL_TIMEOUT. Default 25s (tool_timeout_ms's
+	// default); the smallest of several uses of one server applies.
+	ToolTimeout time.Duration
 }
 
 // Runtime is one worker's live plan. See the package documentation.
@@ -104,6 +113,7 @@ type Runtime struct {
 
 	toolsGen  atomic.Uint64       // bumped when any dependency's tools go stale or change
 	instances map[string]Instance // the opened kinds, by name
+	opened    []string            // the kinds, in the order their Open returned: Close goes backwards
 
 	supCtx   context.Context
 	supStop  context.CancelFunc
@@ -215,6 +225,7 @@ func (rt *Runtime) openAll(ctx context.Context, hdeadline, deadline time.Time, b
 			failures = append(failures, fs...)
 			if inst != nil {
 				rt.instances[kname] = inst
+				rt.opened = append(rt.opened, kname)
 			}
 			if err != nil {
 				errs = append(errs, err)
@@ -241,7 +252,7 @@ func (rt *Runtime) kindEnv(deadline time.Time, budget time.Duration) KindEnv {
 	return KindEnv{Plan: rt.plan, Secrets: o.Secrets, Logger: rt.log, HTTPTransport: o.HTTPTransport,
 		Closing: rt.supCtx, Deadline: deadline, Budget: budget, Events: events{rt},
 		LookupEnv: o.LookupEnv, ClientName: o.ClientName, ClientVersion: o.ClientVersion,
-		Elicitation: o.Elicitation, Sampling: o.Sampling, Dial: o.Dial, MCPUses: o.MCPUses, Lock: o.Lock}
+		Elicitation: o.Elicitation, Sampling: o.Sampling, Dial: o.Dial, MCPUses: o.MCPUses, Lock: o.Lock, Eager: o.Eager}
 }
 
 // buildToolsets builds every agent's toolset and its name index.
@@ -318,9 +329,11 @@ func (e *StartupError) Unwrap() []error {
 	return out
 }
 
-// Close closes every kind's instance: sessions close (and stdio children
-// die with their process groups) once the last in-flight call that holds
-// one returns. Close is idempotent and waits for the supervisors to stop.
+// Close closes every kind's instance, in the reverse order of their
+// opening (the last to finish opening closes first), one after the other:
+// sessions close (and stdio children die with their process groups) once
+// the last in-flight call that holds one returns. Close is idempotent and
+// waits for the supervisors to stop.
 func (rt *Runtime) Close() error {
 	rt.mu.Lock()
 	if rt.closed {
@@ -332,7 +345,7 @@ func (rt *Runtime) Close() error {
 	rt.supStop()
 	rt.watchers.closeAll()
 	var errs []error
-	for _, name := range config.SortedKeys(rt.instances) {
+	for _, name := range slices.Backward(rt.opened) {
 		if err := rt.instances[name].Close(); err != nil {
 			errs = append(errs, err)
 		}
@@ -345,7 +358,7 @@ func (rt *Runtime) Close() error {
 func (rt *Runtime) Unavailable() map[string]diag.Code {
 	out := map[string]diag.Code{}
 	for _, d := range rt.Health().Dependencies {
-		if d.State != StateReady {
+		if d.State != StateReady && d.State != StateIdle {
 			out[d.Name] = d.Code
 		}
 	}
@@ -363,8 +376,10 @@ type MCPHandle interface {
 	// Tools lists the handle's tools.
 	Tools(ctx context.Context) ([]*mcp.Tool, error)
 	// Call calls one of the handle's tools by its own name. The server's
-	// timeout_ms bounds it (TRANSPORT_TIMEOUT); a tool outside the filter
-	// is TOOL_UNKNOWN; a server that is down is TOOL_UNAVAILABLE.
+	// timeout_ms bounds it (TRANSPORT_TIMEOUT), and so does the
+	// supervisor's deadline, as for an agent's call (TOOL_TIMEOUT;
+	// MCPUse.ToolTimeout, default 25s); a tool outside the filter is
+	// TOOL_UNKNOWN; a server that is down is TOOL_UNAVAILABLE.
 	Call(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error)
 	// Resources, ReadResource, Prompts and GetPrompt reach the server's
 	// other primitives (every page of a listing).

@@ -49,6 +49,12 @@ const (
 	TransportStdio = "stdio"
 )
 
+// Connect values: when a server is connected.
+const (
+	ConnectEager = "eager"
+	ConnectLazy  = "lazy"
+)
+
 // Defaults.
 const (
 	DefaultTimeoutMS      = 20000
@@ -115,6 +121,9 @@ func (s *ServerConfig) defaults(d *config.Deployment, p string) diag.Diagnostics
 	if s.ProtocolVersion == "" {
 		s.ProtocolVersion = "auto"
 	}
+	if s.Connect == "" {
+		s.Connect = ConnectEager
+	}
 	return ds
 }
 
@@ -166,6 +175,10 @@ func checkServer(env *grants.Env, d *config.Deployment, name string, s *ServerCo
 		ds = append(ds, diag.Errorf(diag.ConfigValueInvalid, config.Join(p, "protocol_version"),
 			"unknown protocol version: want auto or one of %s", strings.Join(ProtocolVersions, ", ")))
 	}
+	if s.Connect != ConnectEager && s.Connect != ConnectLazy {
+		ds = append(ds, diag.Errorf(diag.ConfigValueInvalid, config.Join(p, "connect"),
+			"unknown value: want eager or lazy"))
+	}
 	ds = append(ds, grants.CheckGlobs(s.ReadOnlyTools, diag.MCPFilterInvalid, config.Join(p, "read_only_tools"))...)
 	ds = append(ds, grants.CheckGlobs(s.IdempotentTools, diag.MCPFilterInvalid, config.Join(p, "idempotent_tools"))...)
 	ds = append(ds, grants.CheckGlobs(s.DestructiveTools, diag.MCPFilterInvalid, config.Join(p, "destructive_tools"))...)
@@ -197,6 +210,7 @@ func buildServer(env *grants.Env, name string, s *ServerConfig, prefix string) *
 		ProtocolVersion:  s.ProtocolVersion,
 		MaxResultBytes:   s.MaxResultBytes,
 		MaxConcurrent:    s.MaxConcurrent,
+		Connect:          s.Connect,
 		ReadOnlyTools:    s.ReadOnlyTools,
 		IdempotentTools:  s.IdempotentTools,
 		DestructiveTools: s.DestructiveTools,

@@ -22,6 +22,10 @@ type ServerConfig struct {
 	Required *bool `koanf:"required"`
 	// ProtocolVersion pins the MCP protocol revision; "auto" (default) negotiates.
 	ProtocolVersion string `koanf:"protocol_version"`
+	// Connect is when the server is connected: eager (the default) at
+	// start-up, or lazy on the first call, its tools offered from
+	// heddle.lock until then.
+	Connect string `koanf:"connect"`
 	// MaxResultBytes caps one call's result: a larger one is cut. Four times
 	// it, at least 4 MiB, is the hard limit past which a message from the
 	// server is refused as it is read. Default 1 MiB.
@@ -64,6 +68,8 @@ type Server struct {
 	MaxResultBytes  int        `json:"max_result_bytes"`
 	// MaxConcurrent bounds the calls in flight at once; 0 is no bound.
 	MaxConcurrent int `json:"max_concurrent,omitempty"`
+	// Connect is eager or lazy (see ServerConfig).
+	Connect string `json:"connect"`
 
 	ReadOnlyTools    []string `json:"read_only_tools,omitempty"`
 	IdempotentTools  []string `json:"idempotent_tools,omitempty"`

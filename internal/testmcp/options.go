@@ -118,6 +118,13 @@ type Options struct {
 	// in-memory or SSE. Default: false (event streams).
 	JSONResponse bool
 
+	// Define redefines extra tools (Tools, NumTools): each entry is
+	// NAME=JSON, a JSON object of tool fields (description, title,
+	// inputSchema, outputSchema, annotations) decoded over the generated
+	// tool of that name, so that tests can change what one tool says. The
+	// flag is repeated, once per entry (JSON holds commas). Default: none.
+	Define []string
+
 	// Logger receives the server's own log lines (and go-sdk's). It is not a
 	// flag: the heddle-testmcp binary logs to stderr. Default: nil, discard.
 	Logger *slog.Logger
@@ -144,6 +151,7 @@ const (
 	FlagGarbageOnStdout  = "garbage-on-stdout"
 	FlagStateless        = "stateless"
 	FlagJSONResponse     = "json-response"
+	FlagDefine           = "define"
 )
 
 // RegisterFlags defines one flag per [Options] field (Logger aside) on fs and
@@ -170,6 +178,7 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.BoolVar(&o.GarbageOnStdout, FlagGarbageOnStdout, false, "stdio: write a non-JSON line to stdout before serving")
 	fs.BoolVar(&o.Stateless, FlagStateless, false, "Streamable HTTP: serve without sessions (2026-07-28 protocol era)")
 	fs.BoolVar(&o.JSONResponse, FlagJSONResponse, false, "Streamable HTTP: answer with application/json bodies rather than event streams")
+	fs.Var((*repeatValue)(&o.Define), FlagDefine, "`NAME=JSON`: decode a JSON object of tool fields over the extra tool NAME (repeat the flag for more)")
 	return o
 }
 
@@ -236,8 +245,23 @@ func (o *Options) Args() []string {
 	if o.JSONResponse {
 		add(FlagJSONResponse, "true")
 	}
+	for _, d := range o.Define {
+		add(FlagDefine, d)
+	}
 	return args
 }
+
+// repeatValue is a flag.Value whose every use appends one value whole.
+type repeatValue []string
+
+func (r *repeatValue) String() string {
+	if r == nil {
+		return ""
+	}
+	return strings.Join(*r, " ")
+}
+
+func (r *repeatValue) Set(s string) error { *r = append(*r, s); return nil }
 
 // listValue is a flag.Value for a comma-separated list of names. Repeating
 // the flag appends.

@@ -45,7 +45,22 @@ func (s *server) addEchoTool(name string) {
 		InputSchema: map[string]any{"type": "object"},
 	}
 	s.annotate(t)
+	s.define(t)
 	s.srv.AddTool(t, echoArguments)
+}
+
+// define decodes the Options.Define entries naming t over it.
+func (s *server) define(t *mcp.Tool) {
+	for _, d := range s.opts.Define {
+		name, def, ok := strings.Cut(d, "=")
+		if !ok || name != t.Name {
+			continue
+		}
+		if err := json.Unmarshal([]byte(def), t); err != nil {
+			s.log.Error("define: not a JSON object of tool fields", "tool", name, "err", err)
+		}
+		t.Name = name
+	}
 }
 
 // echoArguments is the handler of generated tools.

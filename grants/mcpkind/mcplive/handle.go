@@ -2,12 +2,14 @@ package mcplive
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/internal/calldeadline"
 	"github.com/heddlehq/heddle/internal/resultcap"
@@ -17,7 +19,8 @@ import (
 // handle is application code's direct view of one server
 // (runtime.MCPHandle): the same shared client agents use.
 type handle struct {
-	src *source
+	src     *source
+	timeout time.Duration // the supervisor's deadline of one call
 }
 
 // MCP returns a handle on server, limited to the tools matching include.
@@ -29,7 +32,20 @@ func (i *instance) MCP(server string, include []string) (runtime.MCPHandle, erro
 	if err := i.checkFilters(server, include, nil, "application code"); err != nil {
 		return nil, err
 	}
-	return &handle{src: &source{srv: s, views: []view{{include: include}}}}, nil
+	return &handle{src: &source{srv: s, views: []view{{include: include}}}, timeout: i.handleTimeout(server)}, nil
+}
+
+// handleTimeout is the supervisor's deadline of a call through a handle on
+// server: the smallest ToolTimeout of the uses declared for it, or
+// policies.tool_timeout_ms's default.
+func (i *instance) handleTimeout(server string) time.Duration {
+	d := time.Duration(config.DefaultToolTimeoutMS) * time.Millisecond
+	for _, u := range i.env.MCPUses {
+		if u.Server == server && u.ToolTimeout > 0 {
+			d = min(d, u.ToolTimeout)
+		}
+	}
+	return d
 }
 
 // Tools lists the handle's tools, as the server describes them.
@@ -41,8 +57,24 @@ func (h *handle) Tools(ctx context.Context) ([]*mcp.Tool, error) {
 	return slices.Clone(orig), nil
 }
 
-// Call calls one of the handle's tools by its own name.
+// Call calls one of the handle's tools by its own name, under the
+// supervisor's deadline (TOOL_TIMEOUT, as an agent's call) and the
+// server's timeout_ms (TRANSPORT_TIMEOUT), whichever comes first.
 func (h *handle) Call(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
+	sctx, cancel := context.WithTimeoutCause(ctx, h.timeout, errSupervisor)
+	defer cancel()
+	res, err := h.call(sctx, name, args)
+	if err != nil && ctx.Err() == nil && context.Cause(sctx) == errSupervisor {
+		return nil, diag.Wrap(diag.ToolTimeout, context.DeadlineExceeded, "server %s: %s did not finish within the supervisor's deadline (%s)", h.src.Name(), name, h.timeout)
+	}
+	return res, err
+}
+
+// errSupervisor is the cause of a handle call's context that its
+// supervisor's deadline ended.
+var errSupervisor = errors.New("the supervisor's deadline passed")
+
+func (h *handle) call(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
 	tools, _, _, err := h.src.list(ctx)
 	if err != nil {
 		return nil, err

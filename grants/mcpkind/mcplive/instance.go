@@ -20,6 +20,11 @@
 // (TOOL_DEFINITION_CHANGED) and against the include/exclude patterns of
 // every grant and declared use (MCP_FILTER_UNMATCHED).
 //
+// A server declared connect: lazy is not connected then: its tools are
+// offered from heddle.lock and it is idle until its first call, or
+// Runtime.Refresh, connects it (see lazy.go); one the lock does not pin is
+// MCP_LAZY_UNPINNED.
+//
 // # Afterwards
 //
 // A server is ready while it has a session over which its tools were
@@ -66,7 +71,7 @@ type instance struct {
 	log      *slog.Logger
 	specs    mcpkind.Servers
 	servers  map[string]*server
-	releases []func()
+	releases []func() // in the order the servers finished opening: Close goes backwards
 
 	mu      sync.Mutex
 	sources map[string]*source // agent + "\x00" + server → the agent's view
@@ -139,14 +144,19 @@ func (i *instance) needed() ([]string, error) {
 // openServers opens every server concurrently; it returns the failures.
 func (i *instance) openServers(ctx context.Context, names []string) []*runtime.Failure {
 	failures := make([]*runtime.Failure, len(names))
-	var g errgroup.Group
+	var (
+		g  errgroup.Group
+		mu sync.Mutex
+	)
 	for n, name := range names {
 		s := i.newServer(name)
 		i.servers[name] = s
 		release, _ := s.acquire()
-		i.releases = append(i.releases, release)
 		g.Go(func() error {
 			failures[n] = s.open(ctx)
+			mu.Lock()
+			i.releases = append(i.releases, release)
+			mu.Unlock()
 			return nil
 		})
 	}
@@ -161,6 +171,9 @@ func (s *server) open(ctx context.Context) *runtime.Failure {
 	if err := s.prepare(ctx); err != nil {
 		return &runtime.Failure{Server: s.name, Kind: "mcp", Err: err, Fatal: true}
 	}
+	if s.lazy {
+		return s.openIdle()
+	}
 	if err := s.connect(ctx); err != nil {
 		return &runtime.Failure{Server: s.name, Kind: "mcp", Err: err, Fatal: s.spec.Required}
 	}
@@ -173,7 +186,7 @@ func (s *server) open(ctx context.Context) *runtime.Failure {
 func (s *server) opened() {
 	s.mu.Lock()
 	s.opening = false
-	ready := s.state == runtime.StateReady
+	ready := s.state == runtime.StateReady || s.state == runtime.StateIdle
 	s.mu.Unlock()
 	if !ready {
 		s.sup.Wake()
@@ -186,7 +199,8 @@ const maxIdleConnsPerServer = 64
 
 func (i *instance) newServer(name string) *server {
 	spec := i.specs[name]
-	s := &server{inst: i, spec: spec, name: name, log: i.log, state: runtime.StateConnecting, since: time.Now(), opening: true}
+	s := &server{inst: i, spec: spec, name: name, log: i.log, state: runtime.StateConnecting, since: time.Now(), opening: true,
+		lazy: spec.Connect == mcpkind.ConnectLazy && !i.env.Eager}
 	s.sup = runtime.NewSupervisor(i.env.Closing, s.reconnect, nil)
 	s.slots = newSlots(name, spec.MaxConcurrent)
 	s.stderr = childproc.NewStderrLog(i.log, name)
@@ -351,7 +365,7 @@ func (i *instance) checkServerFilters(server string, all bool) []error {
 // checkFilters reports patterns that match none of an opened server's tools.
 func (i *instance) checkFilters(server string, include, exclude []string, who string) error {
 	s := i.servers[server]
-	if s.status().state != runtime.StateReady {
+	if st := s.status().state; st != runtime.StateReady && st != runtime.StateIdle {
 		return nil
 	}
 	s.mu.Lock()
@@ -450,7 +464,7 @@ func (i *instance) Status() []runtime.Dependency {
 		st := s.status()
 		since := st.since.UTC().Truncate(time.Millisecond)
 		d := runtime.Dependency{Name: name, Kind: "mcp", State: st.state, Since: &since, Required: s.spec.Required, Tools: st.tools, Agents: slices.Clone(s.spec.GrantedTo)}
-		if st.state != runtime.StateReady {
+		if st.state != runtime.StateReady && st.state != runtime.StateIdle {
 			d.Code = st.code
 			if d.Code == "" {
 				d.Code = diag.MCPServerUnreachable
@@ -470,7 +484,7 @@ func (i *instance) Status() []runtime.Dependency {
 func (i *instance) Recheck(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, s := range i.servers {
-		if s.status().state != runtime.StateReady {
+		if st := s.status().state; st != runtime.StateReady && st != runtime.StateIdle {
 			wg.Go(func() { _ = s.sup.Recheck(ctx) })
 		}
 	}
@@ -488,15 +502,14 @@ func (i *instance) Pins() map[string][]*mcp.Tool {
 	return out
 }
 
-// Close releases the instance's references on every server: sessions close
-// (and stdio children die with their process groups) once the last
-// in-flight call that holds one returns.
+// Close releases the instance's references on every server, one after the
+// other in the reverse order of their opening (the last to finish opening
+// first): sessions close (and stdio children die with their process
+// groups) once the last in-flight call that holds one returns.
 func (i *instance) Close() error {
-	var wg sync.WaitGroup
-	for _, release := range i.releases {
-		wg.Go(release)
+	for _, release := range slices.Backward(i.releases) {
+		release()
 	}
-	wg.Wait()
 	return nil
 }
 

@@ -43,6 +43,7 @@ type server struct {
 
 	stale atomic.Bool // a list_changed arrived; re-list before the next use
 	slots *slots      // max_concurrent; nil: no bound
+	lazy  bool        // connect: lazy — connected on first use, its tools from the lock until then
 
 	mu         sync.Mutex
 	sess       *mcp.ClientSession
@@ -140,7 +141,11 @@ func (s *server) transport() (mcp.Transport, *attempt) {
 		at.stdio = &keepConn{Transport: mcpstdio.NewTransport(at.cmd, &mcpstdio.Options{Terminate: 2 * time.Second, MaxMessageBytes: limit})}
 		return at.stdio, at
 	case "sse":
-		return sseconn.NewTransport(&mcp.SSEClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient(at, limit), MaxEventSize: bodylimit.EventSize(limit)}), at
+		hc := s.httpClient(at, limit)
+		if s.spec.Auth != nil { // headers_ref or auth: timeout_ms bounds the idle event stream too
+			hc.Transport = sseconn.IdleBound(hc.Transport, time.Duration(s.spec.TimeoutMS)*time.Millisecond)
+		}
+		return sseconn.NewTransport(&mcp.SSEClientTransport{Endpoint: s.spec.URL, HTTPClient: hc, MaxEventSize: bodylimit.EventSize(limit)}), at
 	}
 	t := &mcp.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient(at, limit), MaxRetries: 3, MaxEventSize: bodylimit.EventSize(limit)}
 	if o, ok := s.strat.(authlive.OAuthStrategy); ok {
@@ -434,6 +439,9 @@ func (s *server) listTimedOut(err error) error {
 // call waits briefly for it — so that a server that is back serves the
 // call; one that is still down answers TOOL_UNAVAILABLE.
 func (s *server) session(ctx context.Context) (*mcp.ClientSession, error) {
+	if s.lazy {
+		s.connectLazy(ctx)
+	}
 	if sess, err := s.readySession(); sess != nil || err != nil {
 		return sess, err
 	}
@@ -481,6 +489,9 @@ func (s *server) recheck(ctx context.Context) bool {
 func (s *server) unavailable() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.code == diag.ToolDefinitionChanged {
+		return diag.Wrap(diag.ToolUnavailable, s.downErr, "server %s: its tools differ from heddle.lock (ai.pinning: strict)", s.name)
+	}
 	if s.code == diag.MCPListFailed {
 		return diag.Wrap(diag.ToolUnavailable, s.downErr, "server %s cannot list its tools; trying again", s.name)
 	}
@@ -544,7 +555,12 @@ func (s *server) markStale() {
 func (s *server) refresh(ctx context.Context, force bool) ([]*mcp.Tool, uint64, error) {
 	for {
 		s.mu.Lock()
-		listed := !s.listedAt.IsZero()
+		listed := !s.listedAt.IsZero() || s.lazy    // a lazy server has its tools from the lock
+		if !force && s.state == runtime.StateIdle { // offered from the lock; the first call connects it
+			tools, gen := s.tools, s.gen
+			s.mu.Unlock()
+			return tools, gen, nil
+		}
 		if !force && s.state != runtime.StateReady {
 			tools, gen, err := s.tools, s.gen, s.downErr
 			s.mu.Unlock()
@@ -579,6 +595,9 @@ func (s *server) refresh(ctx context.Context, force bool) ([]*mcp.Tool, uint64, 
 
 		s.stale.Store(false) // a list_changed arriving from here on re-lists again
 		tools, err := s.list(ctx, sess)
+		if err == nil {
+			err = s.checkPins(tools)
+		}
 
 		s.mu.Lock()
 		s.listing = nil

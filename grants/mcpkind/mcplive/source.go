@@ -51,7 +51,8 @@ func (m *source) MaxResultBytes() int { return m.srv.spec.MaxResultBytes }
 // Down reports a server that is not ready: without a session, or whose
 // tools could not be listed over it.
 func (m *source) Down() bool {
-	return m.srv.status().state != runtime.StateReady
+	st := m.srv.status().state
+	return st != runtime.StateReady && st != runtime.StateIdle
 }
 
 // Wake has the server's supervisor make an attempt now, without waiting
@@ -114,7 +115,9 @@ func (m *source) list(ctx context.Context) (tools, orig []*mcp.Tool, gen uint64,
 		if !m.allowed(t.Name) {
 			continue
 		}
-		if !m.srv.inst.env.Lock.Pinned(m.srv.name, t) {
+		if !m.srv.inst.env.Lock.Pinned(m.srv.name, t) && m.srv.pinningWarn() {
+			m.srv.log.Warn("tool changed since heddle.lock was written; ai.pinning is warn, so it is offered as the server describes it now", "server", m.srv.name, "tool", t.Name, "code", diag.ToolDefinitionChanged)
+		} else if !m.srv.inst.env.Lock.Pinned(m.srv.name, t) {
 			m.srv.log.Error("tool changed since heddle.lock was written; it is withheld", "server", m.srv.name, "tool", t.Name, "code", diag.ToolDefinitionChanged)
 			continue
 		}
