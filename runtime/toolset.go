@@ -39,6 +39,10 @@ type Tool struct {
 	Destructive  bool   `json:"destructive"`
 	ReadOnly     bool   `json:"read_only"`
 	Idempotent   bool   `json:"idempotent"`
+	// ClassifiedBy says where Destructive, ReadOnly and Idempotent came
+	// from: the tool's source (server), the operator (override), or a
+	// source whose claims are not trusted (untrusted).
+	ClassifiedBy ClassifiedBy `json:"classified_by"`
 }
 
 // toolDef is one tool as a source offers it.
@@ -47,6 +51,8 @@ type toolDef struct {
 	destructive bool
 	readOnly    bool
 	idempotent  bool
+	// classifiedBy is where the three flags came from.
+	classifiedBy ClassifiedBy
 
 	argsOnce sync.Once
 	args     *argcheck.Checker // nil: the schema cannot be used; the server judges
@@ -178,7 +184,7 @@ func (t *Toolset) index(ctx context.Context) (*builtIndex, error) {
 			entries = append(entries, &entry{src: src, def: d, tool: Tool{
 				Source: src.kind(), Server: src.name(), OriginalName: d.tool.Name,
 				Description: d.tool.Description, InputSchema: d.tool.InputSchema, OutputSchema: d.tool.OutputSchema,
-				Destructive: d.destructive, ReadOnly: d.readOnly, Idempotent: d.idempotent,
+				Destructive: d.destructive, ReadOnly: d.readOnly, Idempotent: d.idempotent, ClassifiedBy: d.classifiedBy,
 			}})
 		}
 	}

@@ -42,6 +42,7 @@ type server struct {
 	stderr *childproc.StderrLog
 
 	stale atomic.Bool // a list_changed arrived; re-list before the next use
+	hints wireHints   // the hints the server sent, by tool name
 
 	mu         sync.Mutex
 	sess       *mcp.ClientSession
@@ -137,11 +138,13 @@ func (s *server) transport() (mcp.Transport, *attempt) {
 		at.mark = s.stderr.Mark()
 		at.cmd = childproc.Command(s.spec.Command, s.spec.Args, s.env, s.spec.Dir, s.stderr)
 		at.stdio = &keepConn{Transport: mcpstdio.NewTransport(at.cmd, &mcpstdio.Options{Terminate: 2 * time.Second, MaxMessageBytes: limit})}
-		return at.stdio, at
+		return &wireTransport{Transport: at.stdio, hints: &s.hints}, at
 	case "sse":
-		return sseconn.NewTransport(&mcp.SSEClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient(at, limit), MaxEventSize: bodylimit.EventSize(limit)}), at
+		return &wireTransport{Transport: sseconn.NewTransport(&mcp.SSEClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient(at, limit), MaxEventSize: bodylimit.EventSize(limit)}), hints: &s.hints}, at
 	}
-	t := &mcp.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient(at, limit), MaxRetries: 3, MaxEventSize: bodylimit.EventSize(limit)}
+	hc := s.httpClient(at, limit)
+	hc.Transport = &wireHTTP{next: hc.Transport, hints: &s.hints}
+	t := &mcp.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: hc, MaxRetries: 3, MaxEventSize: bodylimit.EventSize(limit)}
 	if o, ok := s.strat.(authlive.OAuthStrategy); ok {
 		t.OAuthHandler = o.OAuthHandler() // go-sdk sets the token; on 401/403 one Authorize, one retry
 	}
