@@ -164,6 +164,9 @@ func globTokens(g string) []string {
 				out = append(out, "*")
 			}
 			i++
+		case '?':
+			out = append(out, "?")
+			i++
 		case '[':
 			j := i + 1
 			for j < len(g) && g[j] != ']' {

@@ -129,3 +129,38 @@ func checkClasses(t *testing.T, ts *runtime.Toolset, want func(string) (destruct
 		}
 	}
 }
+
+// TestLockHoldsAnnotationFlip: a server that drops the destructiveHint of a
+// pinned tool (true, then readOnlyHint: true) does not get the tool past
+// approval by it: the definition no longer matches heddle.lock, and
+// start-up fails TOOL_DEFINITION_CHANGED until the lock is renewed.
+func TestLockHoldsAnnotationFlip(t *testing.T) {
+	open := func(args string, lock *runtime.Lock) (*runtime.Runtime, error) {
+		p := compilePlan(t, "ai:\n  mcp_servers:\n    a: {transport: stdio, command: $TESTMCP, args: ["+args+"]}\n",
+			map[string]string{"x": "capabilities: [{kind: mcp, server: a}]\npolicies: {approval: ask}\n"})
+		return runtime.Open(context.Background(), p, runtime.Options{Lock: lock})
+	}
+	rt, err := open("--destructive, echo", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock := rt.Lock()
+	_ = rt.Close()
+
+	rt, err = open("", lock)
+	if err == nil {
+		_ = rt.Close()
+		t.Fatal("Open succeeded with a tool whose destructiveHint flipped")
+	}
+	if !diag.Has(err, diag.ToolDefinitionChanged) {
+		t.Fatalf("err = %v, want TOOL_DEFINITION_CHANGED", err)
+	}
+
+	rt, err = open("", nil) // the lock renewed: the server's new claim stands
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	ts := toolsetOf(t, rt, "x")
+	mustCall(t, ts, "echo", map[string]any{"text": "hi"})
+}
