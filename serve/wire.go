@@ -28,6 +28,9 @@ type Tool struct {
 	InputSchema  any    `json:"input_schema"`
 	Destructive  bool   `json:"destructive"`
 	ReadOnly     bool   `json:"read_only"`
+	// ClassifiedBy says where Destructive and ReadOnly came from: server,
+	// override or untrusted.
+	ClassifiedBy string `json:"classified_by"`
 }
 
 // Tools returns tools as the invoke API lists them.
@@ -35,7 +38,7 @@ func Tools(tools []runtime.Tool) []Tool {
 	out := make([]Tool, len(tools))
 	for i, t := range tools {
 		out[i] = Tool{Name: t.Name, Source: t.Source, Server: t.Server, OriginalName: t.OriginalName,
-			Description: t.Description, InputSchema: t.InputSchema, Destructive: t.Destructive, ReadOnly: t.ReadOnly}
+			Description: t.Description, InputSchema: t.InputSchema, Destructive: t.Destructive, ReadOnly: t.ReadOnly, ClassifiedBy: string(t.ClassifiedBy)}
 	}
 	return out
 }
