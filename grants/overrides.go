@@ -95,14 +95,11 @@ func CheckToolOverrides(o map[string]*ToolOverride, badGlob diag.Code, p string)
 				WithDetail("patterns use * for any run of characters, ? for one, and [a-z] for a class"))
 			continue
 		}
-		e := o[k]
-		switch {
-		case e == nil || (e.Destructive == nil && e.ReadOnly == nil && e.Idempotent == nil):
-			ds = append(ds, diag.Errorf(diag.ConfigValueInvalid, kp, "the override of %q sets none of destructive, read_only, idempotent", k))
-		case e.Destructive != nil && e.ReadOnly != nil && *e.Destructive && *e.ReadOnly:
-			ds = append(ds, diag.Errorf(diag.ConfigValueInvalid, kp, "the override of %q makes the tool both destructive and read-only", k).
-				WithDetail("a read-only tool changes nothing; keep one of the two"))
+		if o[k] == nil {
+			ds = append(ds, diag.Errorf(diag.ConfigValueInvalid, kp, "the override sets none of destructive, read_only, idempotent"))
+			continue
 		}
+		ds = append(ds, CheckToolOverride(o[k], kp)...)
 	}
 	for i, a := range keys {
 		for _, b := range keys[i+1:] {
@@ -118,6 +115,20 @@ func CheckToolOverrides(o map[string]*ToolOverride, badGlob diag.Code, p string)
 		}
 	}
 	return ds
+}
+
+// CheckToolOverride validates one override at p (nil is none): it must
+// say something, and not make a tool both destructive and read-only.
+func CheckToolOverride(e *ToolOverride, p string) diag.Diagnostics {
+	switch {
+	case e == nil:
+	case e.Destructive == nil && e.ReadOnly == nil && e.Idempotent == nil:
+		return diag.Diagnostics{diag.Errorf(diag.ConfigValueInvalid, p, "the override sets none of destructive, read_only, idempotent")}
+	case e.Destructive != nil && e.ReadOnly != nil && *e.Destructive && *e.ReadOnly:
+		return diag.Diagnostics{diag.Errorf(diag.ConfigValueInvalid, p, "the override makes the tool both destructive and read-only").
+			WithDetail("a read-only tool changes nothing; keep one of the two")}
+	}
+	return nil
 }
 
 // globsOverlap reports whether some name can match both path.Match
