@@ -43,7 +43,7 @@ func (s *server) addShapeTools() {
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		s.srv.AddTool(&mcp.Tool{Name: name, Description: "Echoes its arguments back; listed with the annotations its name says.",
+		s.srv.AddTool(&mcp.Tool{Name: name, Description: "Listed with the annotations its name says.",
 			InputSchema: map[string]any{"type": "object"}}, echoArguments)
 	}
 }
