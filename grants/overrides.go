@@ -14,13 +14,15 @@ import (
 // read-only, read_only: true means not destructive, and read_only: false
 // without destructive means destructive.
 type ToolOverride struct {
-	// Destructive: calls go through approval (policies.approval).
+	// Destructive true sends the tool's calls through approval
+	// (policies.approval) and makes it not read-only; false does not.
 	Destructive *bool `koanf:"destructive" json:"destructive,omitempty"`
-	// ReadOnly: the tool changes nothing; a call may be sent again after a
-	// connection broke.
+	// ReadOnly true says the tool changes nothing (it is then not
+	// destructive, and a call may be sent again after a connection broke);
+	// false without destructive makes it destructive.
 	ReadOnly *bool `koanf:"read_only" json:"read_only,omitempty"`
-	// Idempotent: repeating a call has no further effect; it may be sent
-	// again after a connection broke.
+	// Idempotent true says repeating a call has no further effect: it may
+	// be sent again after a connection broke.
 	Idempotent *bool `koanf:"idempotent" json:"idempotent,omitempty"`
 }
 
