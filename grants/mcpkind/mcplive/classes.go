@@ -4,6 +4,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/heddlehq/heddle/grants"
+	"github.com/heddlehq/heddle/grants/mcpkind"
 	"github.com/heddlehq/heddle/runtime"
 )
 
@@ -20,7 +21,7 @@ import (
 //  3. read_only_tools, idempotent_tools, destructive_tools, in that order
 //     (override);
 //  4. the tools: map's entry for the tool (override).
-func classOf(spec serverSpec, t *mcp.Tool, sent sentHints, known bool) runtime.Classification {
+func classOf(spec *mcpkind.Server, t *mcp.Tool, sent sentHints, known bool) runtime.Classification {
 	c := runtime.ClassifyAnnotations(t)
 	if a := t.Annotations; a != nil && known && !sent.readOnly && a.DestructiveHint == nil {
 		c.Destructive = false // neither hint was sent: not destructive
@@ -28,32 +29,25 @@ func classOf(spec serverSpec, t *mcp.Tool, sent sentHints, known bool) runtime.C
 	if spec.Untrusted {
 		c = runtime.Classification{Destructive: true, By: runtime.ClassifiedByUntrusted}
 	}
-	legacy := []grants.ToolOverride{}
+	var overrides []grants.ToolOverride
 	yes := true
 	if matchAny(spec.ReadOnlyTools, t.Name) {
-		legacy = append(legacy, grants.ToolOverride{ReadOnly: &yes})
+		overrides = append(overrides, grants.ToolOverride{ReadOnly: &yes})
 	}
 	if matchAny(spec.IdempotentTools, t.Name) {
-		legacy = append(legacy, grants.ToolOverride{Idempotent: &yes})
+		overrides = append(overrides, grants.ToolOverride{Idempotent: &yes})
 	}
 	if matchAny(spec.DestructiveTools, t.Name) {
-		legacy = append(legacy, grants.ToolOverride{Destructive: &yes})
+		overrides = append(overrides, grants.ToolOverride{Destructive: &yes})
 	}
 	if o, _, ok := spec.Tools.Lookup(t.Name); ok {
-		legacy = append(legacy, o)
+		overrides = append(overrides, o)
 	}
-	for _, o := range legacy {
+	for _, o := range overrides {
 		c.Destructive, c.ReadOnly, c.Idempotent = o.Apply(c.Destructive, c.ReadOnly, c.Idempotent)
 		c.By = runtime.ClassifiedByOverride
 	}
 	return c
-}
-
-// serverSpec is what classOf reads of a server's plan spec.
-type serverSpec struct {
-	ReadOnlyTools, IdempotentTools, DestructiveTools []string
-	Untrusted                                        bool
-	Tools                                            grants.ToolOverrides
 }
 
 // classified returns t as the toolset is to see it — annotations whose
@@ -79,9 +73,7 @@ func classified(t *mcp.Tool, c runtime.Classification) *mcp.Tool {
 // toolset is to see it.
 func (s *server) classify(t *mcp.Tool) (*mcp.Tool, runtime.Classification) {
 	sent, known := s.hints.sent(t.Name)
-	spec := serverSpec{ReadOnlyTools: s.spec.ReadOnlyTools, IdempotentTools: s.spec.IdempotentTools,
-		DestructiveTools: s.spec.DestructiveTools, Untrusted: s.spec.Untrusted, Tools: s.spec.Tools}
-	c := classOf(spec, t, sent, known)
+	c := classOf(s.spec, t, sent, known)
 	return classified(t, c), c
 }
 

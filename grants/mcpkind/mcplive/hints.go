@@ -133,7 +133,9 @@ func (t *wireHTTP) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// listsTools reports a request whose body is a tools/list request.
+// listsTools reports a request whose body is a tools/list request. go-sdk
+// writes the method before the params, so the body of any other request —
+// a tool call's arguments — is looked at no further than its first bytes.
 func listsTools(req *http.Request) bool {
 	if req.GetBody == nil {
 		return false
@@ -143,10 +145,15 @@ func listsTools(req *http.Request) bool {
 		return false
 	}
 	defer body.Close()
+	head := make([]byte, 256)
+	n, _ := io.ReadFull(body, head)
+	if !bytes.Contains(head[:n], []byte(`"tools/list"`)) {
+		return false
+	}
 	var m struct {
 		Method string `json:"method"`
 	}
-	return json.NewDecoder(io.LimitReader(body, 1<<16)).Decode(&m) == nil && m.Method == "tools/list"
+	return json.NewDecoder(io.LimitReader(io.MultiReader(bytes.NewReader(head[:n]), body), 1<<16)).Decode(&m) == nil && m.Method == "tools/list"
 }
 
 func mediaIs(contentType, want string) bool {
@@ -178,6 +185,15 @@ func (b *wireBody) Read(p []byte) (int, error) {
 		}
 	}
 	return n, err
+}
+
+// Close records a JSON body read to its last byte but not to io.EOF.
+func (b *wireBody) Close() error {
+	if !b.done && !b.stream {
+		b.message(b.buf)
+	}
+	b.buf, b.data, b.done = nil, nil, true
+	return b.ReadCloser.Close()
 }
 
 // lines takes the complete lines of the stream from buf.
