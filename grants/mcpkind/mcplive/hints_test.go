@@ -49,3 +49,18 @@ func TestWireBody(t *testing.T) {
 		t.Error("a result that cannot be read recorded hints")
 	}
 }
+
+// FuzzWireBody: whatever a server answers a tools/list with, reading it
+// through wireBody hands on the same bytes and never panics.
+func FuzzWireBody(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a","annotations":{"readOnlyHint":false}}]}}`), false)
+	f.Add([]byte("data: {\"result\":{\"tools\":[{\"name\":\"a\"}]}}\r\n\r\ndata: x\n"), true)
+	f.Add([]byte("data:\n\n\n\ndata: {\"result\":1}\n\n"), true)
+	f.Fuzz(func(t *testing.T, body []byte, stream bool) {
+		var h wireHints
+		got, err := io.ReadAll(iotest.HalfReader(&wireBody{ReadCloser: io.NopCloser(bytes.NewReader(body)), hints: &h, stream: stream}))
+		if err != nil || !bytes.Equal(got, body) {
+			t.Fatalf("read %q, %v; want %q", got, err, body)
+		}
+	})
+}
