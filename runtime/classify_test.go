@@ -164,3 +164,18 @@ func TestLockHoldsAnnotationFlip(t *testing.T) {
 	ts := toolsetOf(t, rt, "x")
 	mustCall(t, ts, "echo", map[string]any{"text": "hi"})
 }
+
+// TestRuleOnClassifiedBy: rules see where a classification came from, so
+// an operator can deny what only an untrusted server's word would allow.
+func TestRuleOnClassifiedBy(t *testing.T) {
+	rt := openWith(t, `
+ai:
+  mcp_servers:
+    s: {transport: stdio, command: $TESTMCP, args: [--annotation-shapes, --no-fixed-tools], trust_annotations: false,
+        tools: {hints_title: {destructive: false}}}
+`, map[string]string{"x": "capabilities: [{kind: mcp, server: s}]\npolicies: {approval: allow, rules: [{when: 'tool.classified_by == \"untrusted\"', effect: deny}]}\n"},
+		runtime.Options{})
+	ts := toolsetOf(t, rt, "x")
+	mustCall(t, ts, "hints_title", map[string]any{})
+	wantRefusal(t, ts, "hints_ro_true_de_absent", map[string]any{}, diag.ToolDenied)
+}

@@ -402,7 +402,7 @@ func (t *Toolset) call(ctx context.Context, sd time.Time, name string, args map[
 	caller := heddle.Caller(ctx)
 	d := t.policy.Decide(ctx, policy.Input{
 		Tool: policy.Tool{Name: e.tool.Name, OriginalName: e.tool.OriginalName, Server: e.tool.Server, Kind: e.tool.Source,
-			Destructive: e.tool.Destructive, ReadOnly: e.tool.ReadOnly, Idempotent: e.tool.Idempotent},
+			Destructive: e.tool.Destructive, ReadOnly: e.tool.ReadOnly, Idempotent: e.tool.Idempotent, ClassifiedBy: string(e.tool.ClassifiedBy)},
 		Caller: caller,
 		Args:   args,
 	})
