@@ -51,6 +51,9 @@ const (
 // Compile-time codes added after the first release.
 const (
 	ServeAuthInvalid Code = "SERVE_AUTH_INVALID"
+	// ToolOverrideConflict: two globs of one length in a tools: map of
+	// overrides can match the same tool and classify it differently.
+	ToolOverrideConflict Code = "TOOL_OVERRIDE_CONFLICT"
 )
 
 // Start-up codes.

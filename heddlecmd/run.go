@@ -208,7 +208,7 @@ func (e *env) printTools(tools []runtime.Tool) {
 		return
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSOURCE\tSERVER\tFLAGS\tDESCRIPTION")
+	fmt.Fprintln(tw, "NAME\tSOURCE\tSERVER\tFLAGS\tCLASSIFIED_BY\tDESCRIPTION")
 	for _, t := range tools {
 		var flags []string
 		if t.Destructive {
@@ -224,7 +224,7 @@ func (e *env) printTools(tools []runtime.Tool) {
 			flags = []string{"-"}
 		}
 		desc, _, _ := strings.Cut(t.Description, "\n")
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Name, t.Source, t.Server, strings.Join(flags, ","), desc)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Source, t.Server, strings.Join(flags, ","), t.ClassifiedBy, desc)
 	}
 	_ = tw.Flush()
 }

@@ -153,7 +153,7 @@ func badEffect(at, effect string) diag.Diagnostic {
 }
 
 // whenDetail lists what a rule may refer to, for diagnostics about its text.
-const whenDetail = "rules see tool{name, original_name, server, kind, destructive, read_only, idempotent}, " +
+const whenDetail = "rules see tool{name, original_name, server, kind, destructive, read_only, idempotent, classified_by}, " +
 	"caller{subject, roles, claims} and args (the call's arguments; use has(args.x) or args.?x.orValue(d) " +
 	"for arguments that may be absent)"
 

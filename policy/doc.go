@@ -33,7 +33,7 @@
 // bool. It sees three variables:
 //
 //	tool    name, original_name, server, kind (mcp|usecase|sql|a2a),
-//	        destructive, read_only, idempotent          (see [Tool])
+//	        destructive, read_only, idempotent, classified_by  (see [Tool])
 //	caller  subject, roles (list of string), claims (map of string to string)  (see [heddle.Identity])
 //	args    the call's arguments, a map of string to dyn
 //

@@ -18,13 +18,18 @@ type Tool struct {
 	Kind string `cel:"kind"`
 	// Destructive marks a tool that may change or delete data. The runtime
 	// sets it from the tool's annotations (destructiveHint: true, or
-	// readOnlyHint: false without a destructiveHint); when no rule matches,
-	// destructive tools get the policies.approval setting.
+	// readOnlyHint: false without a destructiveHint) or the operator's
+	// overrides of them; when no rule matches, destructive tools get the
+	// policies.approval setting.
 	Destructive bool `cel:"destructive"`
-	// ReadOnly is the tool's readOnlyHint annotation.
+	// ReadOnly is the tool's readOnlyHint annotation, or its override.
 	ReadOnly bool `cel:"read_only"`
-	// Idempotent is the tool's idempotentHint annotation.
+	// Idempotent is the tool's idempotentHint annotation, or its override.
 	Idempotent bool `cel:"idempotent"`
+	// ClassifiedBy says where the three came from: "server" (the tool's
+	// own annotations), "override" (the operator's) or "untrusted" (a
+	// server whose annotations are not trusted).
+	ClassifiedBy string `cel:"classified_by"`
 }
 
 // Input is everything a decision is made on. Decide reads it and never

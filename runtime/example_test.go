@@ -11,6 +11,7 @@ import (
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/usecase"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 type greeting struct {
@@ -130,4 +131,25 @@ func ExampleToolset_NewView() {
 	// "restarted api"
 	// [example_restart_service load_tools search_tools]
 	// [load_tools search_tools]
+}
+
+// ClassifyAnnotations applies MCP's rule to a tool's annotations:
+// destructiveHint: true is destructive; without a destructiveHint,
+// readOnlyHint: false is; a tool without annotations is not.
+func ExampleClassifyAnnotations() {
+	yes := true
+	for _, a := range []*mcp.ToolAnnotations{
+		nil,
+		{ReadOnlyHint: true},
+		{DestructiveHint: &yes},
+		{Title: "decoded by go-sdk: readOnlyHint reads false"},
+	} {
+		c := runtime.ClassifyAnnotations(&mcp.Tool{Name: "t", Annotations: a})
+		fmt.Println(c.Destructive, c.ReadOnly, c.By)
+	}
+	// Output:
+	// false false server
+	// false true server
+	// true false server
+	// true false server
 }

@@ -291,6 +291,8 @@ type kindSource struct {
 	// so its tools are reached through search_tools and load_tools.
 	deferred bool
 
+	classifier ClassifyingSource // nil: classified by the tools' annotations
+
 	mu      sync.Mutex
 	gen     uint64
 	set     bool
@@ -304,6 +306,7 @@ func newKindSource(kind string, src Source) *kindSource {
 	k.capped, _ = src.(CappedSource)
 	k.fallible, _ = src.(FallibleSource)
 	k.recheck, _ = src.(RecheckingSource)
+	k.classifier, _ = src.(ClassifyingSource)
 	l, ok := src.(LingeringSource)
 	k.lingering = ok && l.Lingers()
 	_, k.notifying = src.(NotifyingSource)
@@ -381,7 +384,7 @@ func (k *kindSource) tools(ctx context.Context) ([]*toolDef, uint64, error) {
 	}
 	defs := make([]*toolDef, len(tools))
 	for i, t := range tools {
-		defs[i] = defFromAnnotations(t)
+		defs[i] = defOf(t, k.classify(t))
 	}
 	k.defs, k.gen, k.set = defs, gen, true
 	return defs, gen, nil
@@ -394,14 +397,7 @@ func (k *kindSource) call(ctx context.Context, d *toolDef, args map[string]any, 
 	return k.Call(ctx, d.tool, args)
 }
 
-// defFromAnnotations reads a tool's policy flags from its annotations:
-// destructiveHint: true, or readOnlyHint false without a destructiveHint,
-// makes it destructive (the protocol's defaults).
-func defFromAnnotations(t *mcp.Tool) *toolDef {
-	d := &toolDef{tool: t}
-	if a := t.Annotations; a != nil {
-		d.readOnly, d.idempotent = a.ReadOnlyHint, a.IdempotentHint
-		d.destructive = (a.DestructiveHint != nil && *a.DestructiveHint) || (a.DestructiveHint == nil && !a.ReadOnlyHint)
-	}
-	return d
+// defOf is t as a toolset holds it, classified by c.
+func defOf(t *mcp.Tool, c Classification) *toolDef {
+	return &toolDef{tool: t, destructive: c.Destructive, readOnly: c.ReadOnly, idempotent: c.Idempotent, classifiedBy: c.By}
 }

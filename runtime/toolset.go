@@ -43,6 +43,10 @@ type Tool struct {
 	// Deferred is set for the tools of grants that say defer: a View
 	// lists them only once load_tools has loaded them (see View).
 	Deferred bool `json:"deferred,omitempty"`
+	// ClassifiedBy says where Destructive, ReadOnly and Idempotent came
+	// from: the tool's source (server), the operator (override), or a
+	// source whose claims are not trusted (untrusted).
+	ClassifiedBy ClassifiedBy `json:"classified_by"`
 }
 
 // toolDef is one tool as a source offers it.
@@ -51,6 +55,8 @@ type toolDef struct {
 	destructive bool
 	readOnly    bool
 	idempotent  bool
+	// classifiedBy is where the three flags came from.
+	classifiedBy ClassifiedBy
 
 	argsOnce sync.Once
 	args     *argcheck.Checker // nil: the schema cannot be used; the server judges
@@ -196,7 +202,7 @@ func (t *Toolset) index(ctx context.Context) (*builtIndex, error) {
 			entries = append(entries, &entry{src: src, def: d, tool: Tool{
 				Source: src.kind(), Server: src.name(), OriginalName: d.tool.Name,
 				Description: d.tool.Description, InputSchema: d.tool.InputSchema, OutputSchema: d.tool.OutputSchema,
-				Destructive: d.destructive, ReadOnly: d.readOnly, Idempotent: d.idempotent, Deferred: src.deferred,
+				Destructive: d.destructive, ReadOnly: d.readOnly, Idempotent: d.idempotent, ClassifiedBy: d.classifiedBy, Deferred: src.deferred,
 			}})
 		}
 	}
@@ -419,7 +425,7 @@ func (t *Toolset) call(ctx context.Context, sd time.Time, name string, args map[
 	caller := heddle.Caller(ctx)
 	d := t.policy.Decide(ctx, policy.Input{
 		Tool: policy.Tool{Name: e.tool.Name, OriginalName: e.tool.OriginalName, Server: e.tool.Server, Kind: e.tool.Source,
-			Destructive: e.tool.Destructive, ReadOnly: e.tool.ReadOnly, Idempotent: e.tool.Idempotent},
+			Destructive: e.tool.Destructive, ReadOnly: e.tool.ReadOnly, Idempotent: e.tool.Idempotent, ClassifiedBy: string(e.tool.ClassifiedBy)},
 		Caller: caller,
 		Args:   args,
 	})

@@ -31,6 +31,9 @@ type Tool struct {
 	// Deferred marks, in `heddle tools`, a tool of a grant that says
 	// defer: a conversation lists it once load_tools has loaded it.
 	Deferred bool `json:"deferred,omitempty"`
+	// ClassifiedBy says where Destructive and ReadOnly came from: server,
+	// override or untrusted.
+	ClassifiedBy string `json:"classified_by"`
 }
 
 // Tools returns tools as the invoke API lists them.
@@ -38,7 +41,7 @@ func Tools(tools []runtime.Tool) []Tool {
 	out := make([]Tool, len(tools))
 	for i, t := range tools {
 		out[i] = Tool{Name: t.Name, Source: t.Source, Server: t.Server, OriginalName: t.OriginalName,
-			Description: t.Description, InputSchema: t.InputSchema, Destructive: t.Destructive, ReadOnly: t.ReadOnly, Deferred: t.Deferred}
+			Description: t.Description, InputSchema: t.InputSchema, Destructive: t.Destructive, ReadOnly: t.ReadOnly, ClassifiedBy: string(t.ClassifiedBy), Deferred: t.Deferred}
 	}
 	return out
 }

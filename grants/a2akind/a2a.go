@@ -42,6 +42,10 @@ type AgentConfig struct {
 	Auth      *config.Auth `koanf:"auth"`
 	TimeoutMS int          `koanf:"timeout_ms"`
 	Required  *bool        `koanf:"required"`
+	// Classification overrides the classification of the agent's tool
+	// (not destructive, by default): destructive: true sends its calls
+	// through approval.
+	Classification *grants.ToolOverride `koanf:"classification"`
 }
 
 // Agents is the a2a kind's part of the plan, keyed by agent name.
@@ -57,6 +61,9 @@ type Agent struct {
 	MaxResultBytes int      `json:"max_result_bytes"`
 	Required       bool     `json:"required"`
 	GrantedTo      []string `json:"granted_to"`
+	// Classification is the operator's override of the tool's
+	// classification, or nil.
+	Classification *grants.ToolOverride `json:"classification,omitempty"`
 }
 
 // Grant is an a2a grant's plan spec: one remote agent, exposed as a tool.
@@ -92,6 +99,7 @@ func (Kind) Configure(env *grants.Env, raw map[string]any) (grants.Configured, d
 			a.TimeoutMS = DefaultTimeoutMS
 		}
 		ads = append(ads, grants.CheckURL(a.URL, diag.A2AURLInvalid, config.Join(p, "url"))...)
+		ads = append(ads, grants.CheckToolOverride(a.Classification, config.Join(p, "classification"))...)
 		var settings map[string]any
 		var plugin bool
 		if a.Auth != nil {
@@ -110,6 +118,7 @@ func (Kind) Configure(env *grants.Env, raw map[string]any) (grants.Configured, d
 			MaxResultBytes: MaxResultBytes,
 			Required:       grants.Required(a.Required, env.RemoteClients()),
 			GrantedTo:      []string{},
+			Classification: a.Classification,
 		}
 		if a.Auth != nil {
 			pa.Auth = &plan.Auth{Kind: a.Auth.Kind, Settings: settings, Plugin: plugin}

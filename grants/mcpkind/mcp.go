@@ -182,6 +182,7 @@ func checkServer(env *grants.Env, d *config.Deployment, name string, s *ServerCo
 	ds = append(ds, grants.CheckGlobs(s.ReadOnlyTools, diag.MCPFilterInvalid, config.Join(p, "read_only_tools"))...)
 	ds = append(ds, grants.CheckGlobs(s.IdempotentTools, diag.MCPFilterInvalid, config.Join(p, "idempotent_tools"))...)
 	ds = append(ds, grants.CheckGlobs(s.DestructiveTools, diag.MCPFilterInvalid, config.Join(p, "destructive_tools"))...)
+	ds = append(ds, grants.CheckToolOverrides(s.Tools, diag.MCPFilterInvalid, config.Join(p, "tools"))...)
 	slices.SortFunc(ds, func(a, b diag.Diagnostic) int { return strings.Compare(a.Path, b.Path) })
 	return ds
 }
@@ -214,6 +215,8 @@ func buildServer(env *grants.Env, name string, s *ServerConfig, prefix string) *
 		ReadOnlyTools:    s.ReadOnlyTools,
 		IdempotentTools:  s.IdempotentTools,
 		DestructiveTools: s.DestructiveTools,
+		Untrusted:        s.TrustAnnotations != nil && !*s.TrustAnnotations,
+		Tools:            overrides(s.Tools),
 		Command:          s.Command,
 		Args:             s.Args,
 		Env:              grants.EnvVars(s.Env),
@@ -273,3 +276,18 @@ func (Kind) GrantSettings() any { return grantSettings{} }
 func (Kind) SectionEntry() any  { return ServerConfig{} }
 
 var _ grants.Documented = Kind{}
+
+// overrides is a server's tools: map as the plan holds it, without the
+// entries compile refused.
+func overrides(in map[string]*grants.ToolOverride) grants.ToolOverrides {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make(grants.ToolOverrides, len(in))
+	for k, v := range in {
+		if v != nil {
+			out[k] = *v
+		}
+	}
+	return out
+}

@@ -2,6 +2,7 @@ package mcpkind
 
 import (
 	"github.com/heddlehq/heddle/config"
+	"github.com/heddlehq/heddle/grants"
 	"github.com/heddlehq/heddle/plan"
 )
 
@@ -40,6 +41,15 @@ type ServerConfig struct {
 	IdempotentTools []string `koanf:"idempotent_tools"`
 	// DestructiveTools marks tools destructive whatever the server says.
 	DestructiveTools []string `koanf:"destructive_tools"`
+	// TrustAnnotations false ignores the server's annotations: every tool
+	// is destructive, neither read-only nor idempotent, unless an override
+	// says otherwise. Default true.
+	TrustAnnotations *bool `koanf:"trust_annotations"`
+	// Tools overrides the classification of the tools a name or glob
+	// matches: the exact name's entry, else the longest matching glob's.
+	// It decides over read_only_tools, idempotent_tools and
+	// destructive_tools.
+	Tools map[string]*grants.ToolOverride `koanf:"tools"`
 
 	// Command, Args, Env and Dir configure a stdio server.
 	Command string                      `koanf:"command"`
@@ -74,6 +84,9 @@ type Server struct {
 	ReadOnlyTools    []string `json:"read_only_tools,omitempty"`
 	IdempotentTools  []string `json:"idempotent_tools,omitempty"`
 	DestructiveTools []string `json:"destructive_tools,omitempty"`
+	// Untrusted is trust_annotations: false.
+	Untrusted bool                 `json:"untrusted,omitempty"`
+	Tools     grants.ToolOverrides `json:"tools,omitempty"`
 
 	Command string                 `json:"command,omitempty"`
 	Args    []string               `json:"args,omitempty"`

@@ -24,7 +24,7 @@ import (
 // a fresh sandbox. Console blocks elsewhere are run by the test named here,
 // or must be marked "not run".
 var (
-	runDocs      = []string{"README.md", "docs/getting-started.md"}
+	runDocs      = []string{"README.md", "docs/getting-started.md", "docs/policies.md"}
 	docsRunBy    = map[string]string{embeddingDoc: "TestEmbeddingWorker"}
 	commandLimit = 30 * time.Second       // one foreground command
 	readyLimit   = 20 * time.Second       // a background command's start

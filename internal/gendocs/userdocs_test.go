@@ -31,6 +31,7 @@ var userDocs = []string{
 	"docs/operations.md",
 	"docs/reliability.md",
 	"docs/auth.md",
+	"docs/policies.md",
 	embeddingDoc,
 }
 

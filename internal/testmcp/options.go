@@ -97,6 +97,13 @@ type Options struct {
 	// tool is annotated readOnlyHint: true. Default: none (all read-only).
 	Destructive []string
 
+	// AnnotationShapes adds the tools of [AnnotationShapes], each listed
+	// with annotations of one shape — none, a title only, readOnlyHint
+	// true, false or absent × destructiveHint true, false or absent — as
+	// they are written on the wire over stdio, Streamable HTTP and SSE.
+	// Default: false.
+	AnnotationShapes bool
+
 	// OversizedBytes is the size of the big tool's text when the call does
 	// not give bytes. Default: 0, meaning 1 MiB ([DefaultOversizedBytes]).
 	OversizedBytes int
@@ -152,6 +159,7 @@ const (
 	FlagStateless        = "stateless"
 	FlagJSONResponse     = "json-response"
 	FlagDefine           = "define"
+	FlagAnnotationShapes = "annotation-shapes"
 )
 
 // RegisterFlags defines one flag per [Options] field (Logger aside) on fs and
@@ -179,6 +187,7 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.BoolVar(&o.Stateless, FlagStateless, false, "Streamable HTTP: serve without sessions (2026-07-28 protocol era)")
 	fs.BoolVar(&o.JSONResponse, FlagJSONResponse, false, "Streamable HTTP: answer with application/json bodies rather than event streams")
 	fs.Var((*repeatValue)(&o.Define), FlagDefine, "`NAME=JSON`: decode a JSON object of tool fields over the extra tool NAME (repeat the flag for more)")
+	fs.BoolVar(&o.AnnotationShapes, FlagAnnotationShapes, false, "add the hints_* tools, each listed with annotations of one shape on the wire")
 	return o
 }
 
@@ -247,6 +256,9 @@ func (o *Options) Args() []string {
 	}
 	for _, d := range o.Define {
 		add(FlagDefine, d)
+	}
+	if o.AnnotationShapes {
+		add(FlagAnnotationShapes, "true")
 	}
 	return args
 }

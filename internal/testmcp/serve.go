@@ -38,6 +38,9 @@ func ServeStdio(ctx context.Context, opts *Options) error {
 			return err
 		}
 	}
+	if s.opts.AnnotationShapes {
+		return s.srv.Run(ctx, &mcp.IOTransport{Reader: os.Stdin, Writer: s.stdioWriter(os.Stdout)})
+	}
 	return s.srv.Run(ctx, &mcp.StdioTransport{})
 }
 
@@ -64,6 +67,9 @@ func (s *server) handler() http.Handler {
 		Logger:                       s.log,
 	}))
 	mux.Handle(SSEPath, mcp.NewSSEHandler(get, &mcp.SSEOptions{DisableLocalhostProtection: true}))
+	if s.opts.AnnotationShapes {
+		return reshaping(mux)
+	}
 	return mux
 }
 

@@ -87,6 +87,9 @@ func newServer(opts *Options, exit func(int)) *server {
 	for i := range s.opts.NumTools {
 		s.addEchoTool(fmt.Sprintf("tool_%03d", i))
 	}
+	if s.opts.AnnotationShapes {
+		s.addShapeTools()
+	}
 	return s
 }
 

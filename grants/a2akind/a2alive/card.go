@@ -197,14 +197,14 @@ func (a *agent) describe(c *card) *mcp.Tool {
 		}
 	}
 	f, t := false, true
-	return &mcp.Tool{
+	return a.classified(&mcp.Tool{
 		Name:        a.name,
 		Description: capText(b.String(), maxCardText),
 		InputSchema: inputSchema,
 		// A remote agent is open-world; whether what it does destroys
 		// anything is for policy rules on tool.kind == "a2a" to say.
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: &f, OpenWorldHint: &t},
-	}
+	})
 }
 
 // inputSchema is the input of every a2a tool.

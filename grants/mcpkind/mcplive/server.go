@@ -44,6 +44,7 @@ type server struct {
 	stale atomic.Bool // a list_changed arrived; re-list before the next use
 	slots *slots      // max_concurrent; nil: no bound
 	lazy  bool        // connect: lazy — connected on first use, its tools from the lock until then
+	hints wireHints   // the hints the server sent, by tool name
 
 	mu         sync.Mutex
 	sess       *mcp.ClientSession
@@ -139,15 +140,17 @@ func (s *server) transport() (mcp.Transport, *attempt) {
 		at.mark = s.stderr.Mark()
 		at.cmd = childproc.Command(s.spec.Command, s.spec.Args, s.env, s.spec.Dir, s.stderr)
 		at.stdio = &keepConn{Transport: mcpstdio.NewTransport(at.cmd, &mcpstdio.Options{Terminate: 2 * time.Second, MaxMessageBytes: limit})}
-		return at.stdio, at
+		return &wireTransport{Transport: at.stdio, hints: &s.hints}, at
 	case "sse":
 		hc := s.httpClient(at, limit)
 		if s.spec.Auth != nil { // headers_ref or auth: timeout_ms bounds the idle event stream too
 			hc.Transport = sseconn.IdleBound(hc.Transport, time.Duration(s.spec.TimeoutMS)*time.Millisecond)
 		}
-		return sseconn.NewTransport(&mcp.SSEClientTransport{Endpoint: s.spec.URL, HTTPClient: hc, MaxEventSize: bodylimit.EventSize(limit)}), at
+		return &wireTransport{Transport: sseconn.NewTransport(&mcp.SSEClientTransport{Endpoint: s.spec.URL, HTTPClient: hc, MaxEventSize: bodylimit.EventSize(limit)}), hints: &s.hints}, at
 	}
-	t := &mcp.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: s.httpClient(at, limit), MaxRetries: 3, MaxEventSize: bodylimit.EventSize(limit)}
+	hc := s.httpClient(at, limit)
+	hc.Transport = &wireHTTP{next: hc.Transport, hints: &s.hints}
+	t := &mcp.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: hc, MaxRetries: 3, MaxEventSize: bodylimit.EventSize(limit)}
 	if o, ok := s.strat.(authlive.OAuthStrategy); ok {
 		t.OAuthHandler = o.OAuthHandler() // go-sdk sets the token; on 401/403 one Authorize, one retry
 	}

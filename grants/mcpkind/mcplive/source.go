@@ -35,6 +35,7 @@ type source struct {
 	set   bool
 	tools []*mcp.Tool // filtered, pinned, with the operator's overrides
 	orig  []*mcp.Tool // the same tools as the server describes them
+	by    map[string]runtime.ClassifiedBy
 }
 
 // Name is the server's name.
@@ -111,6 +112,7 @@ func (m *source) list(ctx context.Context) (tools, orig []*mcp.Tool, gen uint64,
 		return m.tools, m.orig, gen, nil
 	}
 	tools, orig = make([]*mcp.Tool, 0, len(all)), make([]*mcp.Tool, 0, len(all))
+	by := make(map[string]runtime.ClassifiedBy, len(all))
 	for _, t := range all {
 		if !m.allowed(t.Name) {
 			continue
@@ -121,38 +123,13 @@ func (m *source) list(ctx context.Context) (tools, orig []*mcp.Tool, gen uint64,
 			m.srv.log.Error("tool changed since heddle.lock was written; it is withheld", "server", m.srv.name, "tool", t.Name, "code", diag.ToolDefinitionChanged)
 			continue
 		}
-		tools = append(tools, m.srv.overridden(t))
+		c, class := m.srv.classify(t)
+		tools = append(tools, c)
 		orig = append(orig, t)
+		by[t.Name] = class.By
 	}
-	m.tools, m.orig, m.gen, m.set = tools, orig, gen, true
+	m.tools, m.orig, m.by, m.gen, m.set = tools, orig, by, gen, true
 	return tools, orig, gen, nil
-}
-
-// overridden applies the operator's read_only_tools, idempotent_tools and
-// destructive_tools to a tool's annotations; a tool they do not name is
-// returned as the server described it.
-func (s *server) overridden(t *mcp.Tool) *mcp.Tool {
-	spec := s.spec
-	ro, idem, destr := matchAny(spec.ReadOnlyTools, t.Name), matchAny(spec.IdempotentTools, t.Name), matchAny(spec.DestructiveTools, t.Name)
-	if !ro && !idem && !destr {
-		return t
-	}
-	c := *t
-	a := mcp.ToolAnnotations{}
-	if t.Annotations != nil {
-		a = *t.Annotations
-	}
-	if ro {
-		a.ReadOnlyHint, a.DestructiveHint = true, new(false)
-	}
-	if idem {
-		a.IdempotentHint = true
-	}
-	if destr {
-		a.ReadOnlyHint, a.DestructiveHint = false, new(true)
-	}
-	c.Annotations = &a
-	return &c
 }
 
 // resendable reports a tool a call may be sent to again after its

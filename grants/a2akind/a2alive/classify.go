@@ -1,0 +1,34 @@
+package a2alive
+
+import (
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/heddlehq/heddle/runtime"
+)
+
+// classified returns the agent's tool with the operator's classification
+// (ai.a2a_agents.<agent>.classification) in its annotations, so that
+// whatever reads them agrees; without one, t as it is.
+func (a *agent) classified(t *mcp.Tool) *mcp.Tool {
+	o := a.spec.Classification
+	if o == nil {
+		return t
+	}
+	c := runtime.ClassifyAnnotations(t)
+	d, ro, idem := o.Apply(c.Destructive, c.ReadOnly, c.Idempotent)
+	an := *t.Annotations
+	an.DestructiveHint, an.ReadOnlyHint, an.IdempotentHint = &d, ro, idem
+	t.Annotations = &an
+	return t
+}
+
+// Classify says whether the agent's tool is classified by the operator.
+func (s *source) Classify(t *mcp.Tool) runtime.Classification {
+	c := runtime.ClassifyAnnotations(t)
+	if s.a.spec.Classification != nil {
+		c.By = runtime.ClassifiedByOverride
+	}
+	return c
+}
+
+var _ runtime.ClassifyingSource = (*source)(nil)
