@@ -107,6 +107,10 @@ type Runtime struct {
 	mu       sync.Mutex
 	toolsets map[string]*Toolset
 	closed   bool
+
+	prev     *Runtime // while Reopen opens: the generation before, whose dependencies kinds may adopt
+	hashOnce sync.Once
+	hash     string
 }
 
 // Open opens every client the plan needs under one start-up deadline.
@@ -118,23 +122,7 @@ type Runtime struct {
 // Required servers that fail abort start-up; the error names every one of
 // them with its code. Optional ones are logged and left to the supervisor.
 func Open(ctx context.Context, p *plan.Plan, opts Options) (*Runtime, error) {
-	now := time.Now
-	if opts.Now != nil {
-		now = opts.Now
-	}
-	budget := time.Duration(p.Startup.TimeoutMS) * time.Millisecond
-	deadline := now().Add(budget)
-	ctx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
-
-	rt := newRuntime(p, opts)
-	// The runtime owns cleanup: whatever step fails, everything opened
-	// before it — servers, kinds' instances, supervisors — is closed.
-	if err := rt.open(ctx, deadline, budget); err != nil {
-		rt.Close()
-		return nil, err
-	}
-	return rt, nil
+	return Reopen(ctx, p, opts, nil)
 }
 
 // open runs start-up's steps under the one deadline.
@@ -199,7 +187,7 @@ func (rt *Runtime) openAll(ctx context.Context, hdeadline, deadline time.Time, b
 		g.Go(func() error {
 			hctx, hcancel := context.WithDeadline(ctx, hdeadline)
 			defer hcancel()
-			inst, fs, err := kinds[kname].Open(hctx, rt.kindEnv(deadline, budget))
+			inst, fs, err := rt.openKind(hctx, kname, kinds[kname], rt.kindEnv(deadline, budget))
 			mu.Lock()
 			defer mu.Unlock()
 			for _, f := range fs {

@@ -29,7 +29,7 @@ func (i *instance) MCP(server string, include []string) (runtime.MCPHandle, erro
 	if err := i.checkFilters(server, include, nil, "application code"); err != nil {
 		return nil, err
 	}
-	return &handle{src: &source{srv: s, views: []view{{include: include}}}}, nil
+	return &handle{src: &source{srv: s, inst: i, views: []view{{include: include}}}}, nil
 }
 
 // Tools lists the handle's tools, as the server describes them.

@@ -27,7 +27,8 @@ type view struct {
 // server. Several grants of one server in one agent are one source whose
 // views are united.
 type source struct {
-	srv *server
+	srv  *server
+	inst *instance // the instance of the runtime whose toolset it serves: its lock
 
 	mu    sync.Mutex
 	views []view
@@ -114,7 +115,7 @@ func (m *source) list(ctx context.Context) (tools, orig []*mcp.Tool, gen uint64,
 		if !m.allowed(t.Name) {
 			continue
 		}
-		if !m.srv.inst.env.Lock.Pinned(m.srv.name, t) {
+		if !m.inst.env.Lock.Pinned(m.srv.name, t) {
 			m.srv.log.Error("tool changed since heddle.lock was written; it is withheld", "server", m.srv.name, "tool", t.Name, "code", diag.ToolDefinitionChanged)
 			continue
 		}
