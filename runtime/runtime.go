@@ -17,6 +17,11 @@
 // server that fails (at start-up, when optional, or later) is reconnected in
 // the background by a supervisor; meanwhile its tools answer
 // TOOL_UNAVAILABLE as a result the model can read.
+//
+// A worker that reloads its configuration opens the new plan with Reopen,
+// which keeps the live runtime's dependencies whose connection did not
+// change, and holds its runtimes in Generations, which swaps them
+// atomically and closes an old one when its last call has ended.
 package runtime
 
 //lint:file-ignore SA1019 sampling is deprecated from protocol 2026-07-28 on, but servers of earlier revisions still send it; Options.Sampling serves them.

@@ -23,6 +23,10 @@
 //	go s.Serve(ln)
 //	<-ctx.Done()
 //	return s.Shutdown(drainCtx)
+//
+// A worker that reloads its configuration passes its runtime.Generations
+// (Options.Generations): each request then runs on the generation current
+// when it began, and /readyz says which one that is.
 package serve
 
 import (
