@@ -7,12 +7,10 @@ import (
 	"errors"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -50,10 +48,10 @@ func newReloader(e *env, rf *runFlags, log *slog.Logger, gens *runtime.Generatio
 	return &reloader{e: e, rf: rf, log: log, gens: gens, m: m, serve: b}
 }
 
-// reloads starts serve's reloads: on SIGHUP, and with watch when a file
-// changes; each trigger during a reload asks for one more after it. stop
-// ends them and waits for a reload in flight.
-func (e *env) reloads(ctx context.Context, rf *runFlags, log *slog.Logger, gens *runtime.Generations, m *metrics.Metrics, watch bool) (stop func()) {
+// reloads starts serve's reloads: on each signal of hup (SIGHUP), and with
+// watch when a file changes; each trigger during a reload asks for one
+// more after it. stop ends them and waits for a reload in flight.
+func (e *env) reloads(ctx context.Context, rf *runFlags, log *slog.Logger, gens *runtime.Generations, m *metrics.Metrics, hup <-chan os.Signal, watch bool) (stop func()) {
 	r := newReloader(e, rf, log, gens, m)
 	trigger := make(chan struct{}, 1)
 	ask := func() {
@@ -62,8 +60,6 @@ func (e *env) reloads(ctx context.Context, rf *runFlags, log *slog.Logger, gens 
 		default: // one is pending: it reads the files as they are then
 		}
 	}
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
 	var w *watcher
 	if watch {
 		var err error
@@ -89,7 +85,6 @@ func (e *env) reloads(ctx context.Context, rf *runFlags, log *slog.Logger, gens 
 		}
 	})
 	return func() {
-		signal.Stop(hup)
 		if w != nil {
 			w.close()
 		}

@@ -52,6 +52,11 @@ func (e *env) serve(args []string) int {
 	sig := watchSignals()
 	defer sig.stop()
 	ctx := sig.first
+	// SIGHUP is caught from now on: one during start-up reloads once it
+	// is over, rather than end the process.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	m := metrics.New()
 	e.onCall = m.Observe
 	rt, code := e.open(ctx, &rf, log, false)
@@ -72,7 +77,7 @@ func (e *env) serve(args []string) int {
 		e.printFailure(err)
 		return ExitFail
 	}
-	stopReloads := e.reloads(ctx, &rf, log, gens, m, watch)
+	stopReloads := e.reloads(ctx, &rf, log, gens, m, hup, watch)
 	defer stopReloads()
 	fmt.Fprintf(e.stdout, "heddle: serving on http://%s\n", ln.Addr())
 	errc := make(chan error, 1)
