@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -103,6 +104,14 @@ func TestReopenAdopts(t *testing.T) {
 	if got := pidThrough(t, rt, "k"); got != keep {
 		t.Errorf("keep after the old generation closed: pid %d, was %d", got, keep)
 	}
+	// The adopted server's list_changed reaches the generation that holds
+	// it now.
+	ts := toolsetOf(t, rt, "k")
+	mustCall(t, ts, "add_tool", map[string]any{"name": "fresh"})
+	eventually(t, 5*time.Second, "the new tool in the new generation's toolset", func() bool {
+		tools, err := ts.Tools(ctx)
+		return err == nil && slices.ContainsFunc(tools, func(tl runtime.Tool) bool { return tl.Name == "fresh" })
+	})
 	if err := rt.Close(); err != nil {
 		t.Fatal(err)
 	}
