@@ -185,12 +185,12 @@ func codesText(codes []diag.Code) string {
 // write), and an editor often saves by rename too. After a change and
 // WatchDebounce of quiet, it asks for a reload.
 type watcher struct {
-	w        *fsnotify.Watcher
-	log      *slog.Logger
-	dirs     func() []string
-	lockDir  string
-	lockBase string
-	wg       sync.WaitGroup
+	w                    *fsnotify.Watcher
+	log                  *slog.Logger
+	dirs                 func() []string // every directory to watch, as the agents directory holds now
+	configDir, agentsDir string
+	lockDir, lockBase    string
+	wg                   sync.WaitGroup
 }
 
 // watchConfig starts watching for e's configuration; reload is asked (it
@@ -201,12 +201,12 @@ func watchConfig(e *env, rf *runFlags, log *slog.Logger, reload func()) (*watche
 		return nil, err
 	}
 	opts := e.options()
-	w := &watcher{w: fw, log: log}
+	w := &watcher{w: fw, log: log, configDir: filepath.Clean(filepath.Dir(opts.ConfigFile)), agentsDir: filepath.Clean(opts.AgentsDir)}
 	if rf.lock != "" {
 		w.lockDir, w.lockBase = filepath.Clean(filepath.Dir(rf.lock)), filepath.Base(rf.lock)
 	}
 	w.dirs = func() []string {
-		dirs := []string{filepath.Clean(filepath.Dir(opts.ConfigFile)), filepath.Clean(opts.AgentsDir)}
+		dirs := []string{w.configDir, w.agentsDir}
 		entries, _ := os.ReadDir(opts.AgentsDir)
 		for _, d := range entries {
 			p := filepath.Join(opts.AgentsDir, d.Name())
@@ -245,15 +245,7 @@ func (w *watcher) relevant(ev fsnotify.Event) bool {
 		return false
 	}
 	dir := filepath.Clean(filepath.Dir(ev.Name))
-	if dir != w.lockDir || filepath.Base(ev.Name) == w.lockBase {
-		return true
-	}
-	for _, d := range w.dirs() {
-		if d == dir && d != w.lockDir {
-			return true
-		}
-	}
-	return false
+	return dir != w.lockDir || filepath.Base(ev.Name) == w.lockBase || dir == w.configDir || dir == w.agentsDir
 }
 
 func (w *watcher) loop(reload func()) {
