@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"time"
 
 	"github.com/heddlehq/heddle/plan"
 )
@@ -31,34 +30,20 @@ type Reopener interface {
 // only what the new runtime did not adopt. When Reopen fails, what it
 // opened is closed and prev is untouched. With prev nil, Reopen is Open.
 func Reopen(ctx context.Context, p *plan.Plan, opts Options, prev *Runtime) (*Runtime, error) {
-	now := time.Now
-	if opts.Now != nil {
-		now = opts.Now
+	opts.previous = prev
+	rt, err := Open(ctx, p, opts)
+	if rt != nil {
+		rt.opts.previous = nil // the new generation must not keep the old one alive
 	}
-	budget := time.Duration(p.Startup.TimeoutMS) * time.Millisecond
-	deadline := now().Add(budget)
-	ctx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
-
-	rt := newRuntime(p, opts)
-	// The runtime owns cleanup: whatever step fails, everything opened
-	// before it — servers, kinds' instances, supervisors — is closed.
-	rt.prev = prev
-	err := rt.open(ctx, deadline, budget)
-	rt.prev = nil
-	if err != nil {
-		rt.Close()
-		return nil, err
-	}
-	return rt, nil
+	return rt, err
 }
 
 // openKind opens one kind: with the previous generation's instance when
 // the runtime is reopened and the kind can adopt from it.
 func (rt *Runtime) openKind(ctx context.Context, name string, k Kind, env KindEnv) (Instance, []*Failure, error) {
-	if rt.prev != nil {
+	if p := rt.opts.previous; p != nil {
 		if r, ok := k.(Reopener); ok {
-			if prev := rt.prev.instances[name]; prev != nil {
+			if prev := p.instances[name]; prev != nil {
 				return r.Reopen(ctx, env, prev)
 			}
 		}

@@ -88,6 +88,9 @@ type Options struct {
 	ClientName, ClientVersion string
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+
+	// previous is the generation Reopen opens from, while it opens.
+	previous *Runtime
 }
 
 // MCPUse declares one direct use of a server by application code.
@@ -113,7 +116,6 @@ type Runtime struct {
 	toolsets map[string]*Toolset
 	closed   bool
 
-	prev     *Runtime // while Reopen opens: the generation before, whose dependencies kinds may adopt
 	hashOnce sync.Once
 	hash     string
 }
@@ -127,7 +129,23 @@ type Runtime struct {
 // Required servers that fail abort start-up; the error names every one of
 // them with its code. Optional ones are logged and left to the supervisor.
 func Open(ctx context.Context, p *plan.Plan, opts Options) (*Runtime, error) {
-	return Reopen(ctx, p, opts, nil)
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	budget := time.Duration(p.Startup.TimeoutMS) * time.Millisecond
+	deadline := now().Add(budget)
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+
+	rt := newRuntime(p, opts)
+	// The runtime owns cleanup: whatever step fails, everything opened
+	// before it — servers, kinds' instances, supervisors — is closed.
+	if err := rt.open(ctx, deadline, budget); err != nil {
+		rt.Close()
+		return nil, err
+	}
+	return rt, nil
 }
 
 // open runs start-up's steps under the one deadline.
