@@ -42,6 +42,13 @@ func startWorker(t *testing.T, command string, args ...string) *worker {
 		"config/api.yaml":     "serve:\n  auth: {kind: none}\nai:\n  mcp_servers:\n    srv: {transport: stdio, command: " + strconv.Quote(command) + "}\n",
 		"agents/a/agent.yaml": "capabilities: [{kind: mcp, server: srv}]\npolicies: {tool_timeout_ms: 600000}\n",
 	})
+	return startWorkerIn(t, dir, args...)
+}
+
+// startWorkerIn runs heddle serve in dir, whose configuration the caller
+// wrote, with the extra arguments; it returns once the worker serves.
+func startWorkerIn(t *testing.T, dir string, args ...string) *worker {
+	t.Helper()
 	cmd := exec.Command("heddle", append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	cmd.Dir = dir
 	cmd.Stderr = os.Stderr

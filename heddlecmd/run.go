@@ -102,6 +102,22 @@ func (e *env) open(ctx context.Context, rf *runFlags, log *slog.Logger, approve 
 			return nil, ExitFail
 		}
 	}
+	opts, err := e.runtimeOptions(rf, log, approve)
+	if err != nil {
+		e.printFailure(err)
+		return nil, ExitFail
+	}
+	rt, err := runtime.Open(ctx, p, opts)
+	if err != nil {
+		e.printFailure(err)
+		return nil, ExitFail
+	}
+	return rt, ExitOK
+}
+
+// runtimeOptions are the options the commands open the runtime with,
+// reading the lock file (a reload reads it again).
+func (e *env) runtimeOptions(rf *runFlags, log *slog.Logger, approve bool) (runtime.Options, error) {
 	opts := runtime.Options{Kinds: e.live, Logger: log, ClientName: "heddle", ClientVersion: Version, MCPUses: usecaselive.MCPUses(), OnCall: e.onCall, Eager: rf.eager}
 	if e.flags != nil {
 		e.flags.Visit(func(f *flag.Flag) { rf.lockSet = rf.lockSet || f.Name == "lock" })
@@ -111,19 +127,13 @@ func (e *env) open(ctx context.Context, rf *runFlags, log *slog.Logger, approve 
 		case err == nil:
 			opts.Lock = l
 		case !errors.Is(err, fs.ErrNotExist) || rf.lockSet:
-			e.printFailure(lockError(rf.lock, err, false))
-			return nil, ExitFail
+			return opts, lockError(rf.lock, err, false)
 		}
 	}
 	if approve {
 		opts.Approver = func(context.Context, runtime.ApprovalRequest) (bool, error) { return true, nil }
 	}
-	rt, err := runtime.Open(ctx, p, opts)
-	if err != nil {
-		e.printFailure(err)
-		return nil, ExitFail
-	}
-	return rt, ExitOK
+	return opts, nil
 }
 
 // lockError is the LOCK_INVALID error of a lock file that cannot be read

@@ -13,6 +13,7 @@ import (
 
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/metrics"
+	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/serve"
 )
 
@@ -24,7 +25,8 @@ const DefaultListen = "127.0.0.1:8080"
 const DefaultGrace = 30 * time.Second
 
 // serve runs the front door until SIGINT or SIGTERM, then drains it for
-// --grace and closes the runtime. It exits 0 when every call in flight was
+// --grace and closes the runtime. SIGHUP, and with --watch a change of a
+// configuration file, reloads the configuration (reload.go). It exits 0 when every call in flight was
 // answered, ExitFail when the drain was cut (at --grace, or by a second
 // signal) with calls still running, which were answered SHUTTING_DOWN: the
 // exit status tells a supervisor that callers saw a failure.
@@ -33,11 +35,13 @@ func (e *env) serve(args []string) int {
 		rf     runFlags
 		listen string
 		grace  = graceFlag(DefaultGrace)
+		watch  bool
 	)
 	if _, err := e.parseCommand("serve", args, 0, 0, func(fs *flag.FlagSet) {
 		rf.register(fs)
 		fs.StringVar(&listen, "listen", DefaultListen, "address to listen on")
 		fs.Var(&grace, "grace", "how long a drain waits for the calls in flight before it cancels them (a Go duration: 30s, 2m, 1m30s)")
+		fs.BoolVar(&watch, "watch", false, "reload when the configuration, an agent or the lock file changes (SIGHUP always reloads)")
 	}); err != nil {
 		return e.usageError(err)
 	}
@@ -48,25 +52,33 @@ func (e *env) serve(args []string) int {
 	sig := watchSignals()
 	defer sig.stop()
 	ctx := sig.first
+	// SIGHUP is caught from now on: one during start-up reloads once it
+	// is over, rather than end the process.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	m := metrics.New()
 	e.onCall = m.Observe
 	rt, code := e.open(ctx, &rf, log, false)
 	if rt == nil {
 		return code
 	}
-	defer rt.Close()
+	gens := runtime.NewGenerations(rt)
+	defer gens.Close()
 
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		e.printFailure(listenError(listen, err))
 		return ExitFail
 	}
-	front, err := serve.New(ctx, rt, &serve.Options{Addr: ln.Addr(), Metrics: m, Logger: log})
+	front, err := serve.New(ctx, rt, &serve.Options{Addr: ln.Addr(), Metrics: m, Logger: log, Generations: gens})
 	if err != nil {
 		ln.Close()
 		e.printFailure(err)
 		return ExitFail
 	}
+	stopReloads := e.reloads(ctx, &rf, log, gens, m, hup, watch)
+	defer stopReloads()
 	fmt.Fprintf(e.stdout, "heddle: serving on http://%s\n", ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- front.Serve(ln) }()

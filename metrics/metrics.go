@@ -5,6 +5,8 @@
 //	heddle_tool_rate_limited_total{agent, server, limit} calls a limit refused
 //	heddle_dependency_up{name, kind, required}           1 when ready
 //	heddle_dependency_tools{name, kind}                  tools listed
+//	heddle_config_generation                             the live configuration's generation
+//	heddle_config_reloads_total{result}                  reloads: "success" or "failure"
 //
 // code is "ok", "tool_error" (the tool's own failure) or the diagnostic
 // code of a refusal or failure (TOOL_DENIED, TRANSPORT_TIMEOUT, …). Labels
@@ -35,6 +37,7 @@ type Metrics struct {
 	calls    *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	limited  *prometheus.CounterVec
+	reloads  *prometheus.CounterVec
 }
 
 // New returns metrics in a registry of their own, with the Go runtime's and
@@ -55,8 +58,16 @@ func New() *Metrics {
 			Name: "heddle_tool_rate_limited_total",
 			Help: "Tool calls refused with TOOL_RATE_LIMITED, by agent, server and the limit that refused them.",
 		}, []string{"agent", "server", "limit"}),
+		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "heddle_config_reloads_total",
+			Help: "Configuration reloads (SIGHUP, serve --watch), by result: success, or failure (the old configuration kept serving).",
+		}, []string{"result"}),
 	}
-	m.reg.MustRegister(m.calls, m.duration, m.limited,
+	// Both results are there from the start, at 0, so that an alert on
+	// failures has a series to compare.
+	m.reloads.WithLabelValues("success")
+	m.reloads.WithLabelValues("failure")
+	m.reg.MustRegister(m.calls, m.duration, m.limited, m.reloads,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -78,6 +89,16 @@ func (m *Metrics) Observe(ev runtime.CallEvent) {
 	}
 }
 
+// Reloaded counts one configuration reload: a success when err is nil, a
+// failure otherwise.
+func (m *Metrics) Reloaded(err error) {
+	result := "success"
+	if err != nil {
+		result = "failure"
+	}
+	m.reloads.WithLabelValues(result).Inc()
+}
+
 // Handler serves the metrics, with each dependency's state read from r at
 // scrape time.
 func (m *Metrics) Handler(r interface{ Health() runtime.Report }) http.Handler {
@@ -93,6 +114,9 @@ var (
 	toolsDesc = prometheus.NewDesc("heddle_dependency_tools",
 		"Tools the dependency offered at its last successful listing.",
 		[]string{"name", "kind"}, nil)
+	generationDesc = prometheus.NewDesc("heddle_config_generation",
+		"The generation of the configuration the worker serves: 1 at start-up, one more for each successful reload.",
+		nil, nil)
 )
 
 // dependencies reports the runtime's health report as gauges.
@@ -103,10 +127,15 @@ type dependencies struct {
 func (d dependencies) Describe(ch chan<- *prometheus.Desc) {
 	ch <- upDesc
 	ch <- toolsDesc
+	ch <- generationDesc
 }
 
 func (d dependencies) Collect(ch chan<- prometheus.Metric) {
-	for _, dep := range d.r.Health().Dependencies {
+	rep := d.r.Health()
+	if rep.Generation > 0 { // a runtime of its own, outside runtime.Generations, has none
+		ch <- prometheus.MustNewConstMetric(generationDesc, prometheus.GaugeValue, float64(rep.Generation))
+	}
+	for _, dep := range rep.Dependencies {
 		up := 0.0
 		if dep.State == runtime.StateReady {
 			up = 1

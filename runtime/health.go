@@ -16,6 +16,12 @@ type Report struct {
 	// Ready is false when any required dependency is not ready.
 	Ready        bool         `json:"ready"`
 	Dependencies []Dependency `json:"dependencies"`
+	// Generation, PlanHash and LastReloadError say which configuration is
+	// live: they are set by Generations (heddle serve), and left out of a
+	// runtime's own report.
+	Generation      uint64         `json:"generation,omitempty"`
+	PlanHash        string         `json:"plan_hash,omitempty"`
+	LastReloadError *ReloadFailure `json:"last_reload_error,omitempty"`
 }
 
 // Health reports every dependency of every opened kind: each MCP server

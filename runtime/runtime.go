@@ -22,6 +22,11 @@
 // (Toolset.NewView): the same tools and calls, except that the tools of
 // grants that say defer are found with search_tools and added with
 // load_tools, in that conversation only.
+//
+// A worker that reloads its configuration opens the new plan with Reopen,
+// which keeps the live runtime's dependencies whose connection did not
+// change, and holds its runtimes in Generations, which swaps them
+// atomically and closes an old one when its last call has ended.
 package runtime
 
 //lint:file-ignore SA1019 sampling is deprecated from protocol 2026-07-28 on, but servers of earlier revisions still send it; Options.Sampling serves them.
@@ -92,6 +97,9 @@ type Options struct {
 	ClientName, ClientVersion string
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+
+	// previous is the generation Reopen opens from, while it opens.
+	previous *Runtime
 }
 
 // MCPUse declares one direct use of a server by application code.
@@ -122,6 +130,9 @@ type Runtime struct {
 	mu       sync.Mutex
 	toolsets map[string]*Toolset
 	closed   bool
+
+	hashOnce sync.Once
+	hash     string
 }
 
 // Open opens every client the plan needs under one start-up deadline.
@@ -214,7 +225,7 @@ func (rt *Runtime) openAll(ctx context.Context, hdeadline, deadline time.Time, b
 		g.Go(func() error {
 			hctx, hcancel := context.WithDeadline(ctx, hdeadline)
 			defer hcancel()
-			inst, fs, err := kinds[kname].Open(hctx, rt.kindEnv(deadline, budget))
+			inst, fs, err := rt.openKind(hctx, kname, kinds[kname], rt.kindEnv(deadline, budget))
 			mu.Lock()
 			defer mu.Unlock()
 			for _, f := range fs {

@@ -29,6 +29,10 @@
 //	go s.Serve(ln)
 //	<-ctx.Done()
 //	return s.Shutdown(drainCtx)
+//
+// A worker that reloads its configuration passes its runtime.Generations
+// (Options.Generations): each request then runs on the generation current
+// when it began, and /readyz says which one that is.
 package serve
 
 import (
@@ -70,13 +74,19 @@ type Options struct {
 	// HTTPClient fetches an issuer's discovery document and keys. Default:
 	// a client with the standard transport and a 10 s timeout.
 	HTTPClient *http.Client
+	// Generations, when set, is where each request takes the runtime it
+	// runs on (a reload swaps it; see runtime.Generations), and /readyz
+	// and /metrics say which generation is live. The runtime given to New
+	// must be its current one; its plan's serve: section holds for the
+	// server's life. Default: the runtime given to New, alone.
+	Generations *runtime.Generations
 }
 
 // A Server is the HTTP front door of one runtime. It is an http.Handler,
 // safe for concurrent use, and serves listeners itself (Serve) with the
 // timeouts and connection bound of serve.limits.
 type Server struct {
-	rt     *runtime.Runtime
+	gens   *runtime.Generations
 	cfg    plan.Serve
 	auth   Authenticator
 	log    *slog.Logger
@@ -109,7 +119,11 @@ func New(ctx context.Context, rt *runtime.Runtime, opts *Options) (*Server, erro
 		log = slog.New(slog.DiscardHandler)
 	}
 	cfg := rt.Plan().Serve
-	s := &Server{rt: rt, cfg: cfg, log: log, mux: http.NewServeMux(),
+	gens := opts.Generations
+	if gens == nil {
+		gens = runtime.NewGenerations(rt)
+	}
+	s := &Server{gens: gens, cfg: cfg, log: log, mux: http.NewServeMux(),
 		hosts:    newHosts(opts.Addr, cfg.Hosts),
 		origin:   http.NewCrossOriginProtection(),
 		inFlight: make(chan struct{}, max(cfg.Limits.MaxInFlight, 1)),
@@ -145,9 +159,9 @@ func (s *Server) routes(m *metrics.Metrics) {
 		s.mux.Handle(method+" "+path, h)
 	}
 	handle("GET", "/livez", http.HandlerFunc(health.Live))
-	handle("GET", "/readyz", health.Ready(s.rt))
+	handle("GET", "/readyz", health.Ready(s.gens))
 	if m != nil {
-		handle("GET", "/metrics", s.metricsHandler(m.Handler(s.rt)))
+		handle("GET", "/metrics", s.metricsHandler(m.Handler(s.gens)))
 	}
 	handle("GET", "/v1/openapi.json", s.authenticated(serveOpenAPI))
 	handle("GET", "/v1/agents", s.authenticated(s.listAgents))
@@ -246,10 +260,12 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	agents := s.rt.Plan().Agents
+	rt, done := s.gens.Acquire()
+	defer done()
+	agents := rt.Plan().Agents
 	out := make([]Agent, 0, len(agents))
 	for _, name := range slices.Sorted(maps.Keys(agents)) {
-		ts, err := s.rt.Toolset(name)
+		ts, err := rt.Toolset(name)
 		if err != nil {
 			s.runtimeError(w, r, err)
 			return
@@ -265,7 +281,9 @@ func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
-	ts, err := s.rt.Toolset(r.PathValue("agent"))
+	rt, done := s.gens.Acquire()
+	defer done()
+	ts, err := rt.Toolset(r.PathValue("agent"))
 	if err != nil {
 		s.runtimeError(w, r, err)
 		return
@@ -292,7 +310,9 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
 // among serve.limits.max_in_flight, so that a client that stalls its body
 // holds a connection (until serve.limits.read_timeout_ms), never a place.
 func (s *Server) call(w http.ResponseWriter, r *http.Request) {
-	ts, err := s.rt.Toolset(r.PathValue("agent"))
+	rt, done := s.gens.Acquire()
+	defer done()
+	ts, err := rt.Toolset(r.PathValue("agent"))
 	if err != nil {
 		s.runtimeError(w, r, err)
 		return

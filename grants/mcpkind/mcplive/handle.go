@@ -32,7 +32,7 @@ func (i *instance) MCP(server string, include []string) (runtime.MCPHandle, erro
 	if err := i.checkFilters(server, include, nil, "application code"); err != nil {
 		return nil, err
 	}
-	return &handle{src: &source{srv: s, views: []view{{include: include}}}, timeout: i.handleTimeout(server)}, nil
+	return &handle{src: &source{srv: s, inst: i, views: []view{{include: include}}}, timeout: i.handleTimeout(server)}, nil
 }
 
 // handleTimeout is the supervisor's deadline of a call through a handle on

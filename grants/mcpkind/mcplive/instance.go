@@ -83,13 +83,19 @@ type instance struct {
 // until env.Deadline (with a fresh budget when an optional server failed,
 // since its failure may have spent it).
 func (Kind) Open(ctx context.Context, env runtime.KindEnv) (runtime.Instance, []*runtime.Failure, error) {
+	return open(ctx, env, nil)
+}
+
+// open is Open, adopting from prev (nil at start-up) every server whose
+// connection is unchanged (Reopen).
+func open(ctx context.Context, env runtime.KindEnv, prev *instance) (runtime.Instance, []*runtime.Failure, error) {
 	inst := &instance{env: env, log: env.Logger, specs: mcpkind.PlanServers(env.Plan),
 		servers: map[string]*server{}, sources: map[string]*source{}}
 	names, err := inst.needed()
 	if err != nil {
 		return inst, nil, err
 	}
-	failures := inst.openServers(ctx, names)
+	failures := inst.openServers(ctx, names, prev)
 	tolerated := false
 	for _, f := range failures {
 		if f.Fatal {
@@ -141,14 +147,18 @@ func (i *instance) needed() ([]string, error) {
 	return names, nil
 }
 
-// openServers opens every server concurrently; it returns the failures.
-func (i *instance) openServers(ctx context.Context, names []string) []*runtime.Failure {
+// openServers opens every server concurrently, but those it adopts from
+// prev; it returns the failures.
+func (i *instance) openServers(ctx context.Context, names []string, prev *instance) []*runtime.Failure {
 	failures := make([]*runtime.Failure, len(names))
 	var (
 		g  errgroup.Group
 		mu sync.Mutex
 	)
 	for n, name := range names {
+		if i.adopt(prev, name) {
+			continue
+		}
 		s := i.newServer(name)
 		i.servers[name] = s
 		release, _ := s.acquire()
@@ -199,9 +209,10 @@ const maxIdleConnsPerServer = 64
 
 func (i *instance) newServer(name string) *server {
 	spec := i.specs[name]
-	s := &server{inst: i, spec: spec, name: name, log: i.log, state: runtime.StateConnecting, since: time.Now(), opening: true,
+	s := &server{inst: i, spec: spec, name: name, log: i.log, state: runtime.StateConnecting, since: time.Now(), opening: true, owners: []*instance{i},
 		lazy: spec.Connect == mcpkind.ConnectLazy && !i.env.Eager}
-	s.sup = runtime.NewSupervisor(i.env.Closing, s.reconnect, nil)
+	s.ctx, s.stop = context.WithCancel(context.Background())
+	s.sup = runtime.NewSupervisor(s.ctx, s.reconnect, nil)
 	s.slots = newSlots(name, spec.MaxConcurrent)
 	s.stderr = childproc.NewStderrLog(i.log, name)
 	if spec.Transport != mcpkind.TransportStdio {
@@ -214,7 +225,7 @@ func (i *instance) newServer(name string) *server {
 	s.client = mcp.NewClient(&mcp.Implementation{Name: i.env.ClientName, Version: i.env.ClientVersion}, &mcp.ClientOptions{
 		Logger:                      i.log,
 		Capabilities:                i.capabilities(),
-		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { s.markStale(); i.stale(s) },
+		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { s.markStale(); s.relist() },
 		ProgressNotificationHandler: progress,
 		ElicitationHandler:          i.elicitationHandler(name),
 		CreateMessageHandler:        i.samplingHandler(name),
@@ -292,7 +303,7 @@ func (i *instance) verify(ctx context.Context) []*runtime.Failure {
 		g        errgroup.Group
 	)
 	for _, name := range config.SortedKeys(i.servers) {
-		s := i.servers[name]
+		s, required := i.servers[name], i.specs[name].Required
 		if !s.connected() {
 			continue // a failure of the first phase: its supervisor connects it
 		}
@@ -305,12 +316,12 @@ func (i *instance) verify(ctx context.Context) []*runtime.Failure {
 			}
 			fatal := true
 			switch {
-			case err != nil && ctx.Err() != nil && s.spec.Required:
+			case err != nil && ctx.Err() != nil && required:
 				err = diag.Wrap(diag.StartupTimeout, err, "server %s: listing its tools did not finish within ai.startup_timeout_ms", name)
 			case err != nil && ctx.Err() != nil:
 				err, fatal = s.listTimedOut(err), false
 			case err != nil:
-				fatal = s.spec.Required
+				fatal = required
 			default:
 				err = i.checkLock(s)
 			}
@@ -403,11 +414,11 @@ func (i *instance) checkLock(s *server) error {
 	return nil
 }
 
-// stale runs when a server announces list_changed. The next operation
-// re-lists it; when someone watches, a background re-list delivers the
-// events without waiting for one.
-func (i *instance) stale(s *server) {
-	if !i.env.Events.Watched() {
+// relist runs when a server announces list_changed. The next operation
+// re-lists it; when someone watches one of the runtimes that hold it, a
+// background re-list delivers the events without waiting for one.
+func (s *server) relist() {
+	if !slices.ContainsFunc(s.owning(), func(o *instance) bool { return o.env.Events.Watched() }) {
 		return
 	}
 	s.mu.Lock()
@@ -419,7 +430,7 @@ func (i *instance) stale(s *server) {
 	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
-		ctx, cancel := context.WithTimeout(i.env.Closing, i.env.Budget)
+		ctx, cancel := context.WithTimeout(s.ctx, s.inst.env.Budget)
 		defer cancel()
 		_, _, _ = s.refresh(ctx, false)
 	}()
@@ -451,7 +462,7 @@ func (i *instance) Source(agent *plan.Agent, g plan.Grant) (runtime.Source, erro
 		src.addView(view{include: spec.Include, exclude: spec.Exclude})
 		return src, nil
 	}
-	src := &source{srv: s, views: []view{{include: spec.Include, exclude: spec.Exclude}}}
+	src := &source{srv: s, inst: i, views: []view{{include: spec.Include, exclude: spec.Exclude}}}
 	i.sources[key] = src
 	return src, nil
 }
@@ -460,10 +471,10 @@ func (i *instance) Source(agent *plan.Agent, g plan.Grant) (runtime.Source, erro
 func (i *instance) Status() []runtime.Dependency {
 	out := make([]runtime.Dependency, 0, len(i.servers))
 	for _, name := range config.SortedKeys(i.servers) {
-		s := i.servers[name]
+		s, spec := i.servers[name], i.specs[name]
 		st := s.status()
 		since := st.since.UTC().Truncate(time.Millisecond)
-		d := runtime.Dependency{Name: name, Kind: "mcp", State: st.state, Since: &since, Required: s.spec.Required, Tools: st.tools, Agents: slices.Clone(s.spec.GrantedTo)}
+		d := runtime.Dependency{Name: name, Kind: "mcp", State: st.state, Since: &since, Required: spec.Required, Tools: st.tools, Agents: slices.Clone(spec.GrantedTo)}
 		if st.state != runtime.StateReady && st.state != runtime.StateIdle {
 			d.Code = st.code
 			if d.Code == "" {
@@ -507,6 +518,9 @@ func (i *instance) Pins() map[string][]*mcp.Tool {
 // first): sessions close (and stdio children die with their process
 // groups) once the last in-flight call that holds one returns.
 func (i *instance) Close() error {
+	for _, s := range i.servers {
+		s.disown(i)
+	}
 	for _, release := range slices.Backward(i.releases) {
 		release()
 	}

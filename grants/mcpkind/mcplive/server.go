@@ -46,6 +46,12 @@ type server struct {
 	lazy  bool        // connect: lazy — connected on first use, its tools from the lock until then
 	hints wireHints   // the hints the server sent, by tool name
 
+	// ctx is the server's own: its supervisor's and its background
+	// listings' context, done at the last release. A server outlives the
+	// runtime that opened it when a reload adopts it (reopen.go).
+	ctx  context.Context
+	stop context.CancelFunc
+
 	mu         sync.Mutex
 	sess       *mcp.ClientSession
 	cmd        *exec.Cmd
@@ -65,6 +71,7 @@ type server struct {
 	closing    bool
 	sup        *runtime.Supervisor // brings the server back while it is not ready
 	refs       int
+	owners     []*instance // the instances that hold the server, oldest first: they hear of its tools
 	wg         sync.WaitGroup
 }
 
@@ -97,6 +104,7 @@ func (s *server) release() {
 	if last {
 		s.closing = true
 		s.state = runtime.StateClosed
+		s.stop()
 	}
 	if !last {
 		s.mu.Unlock()
@@ -387,7 +395,9 @@ func (s *server) reconnect(ctx context.Context) error {
 		s.log.Debug("server still not ready", "server", s.name, "code", diag.CodeOf(err), "reason", errString(err))
 		return err
 	}
-	s.inst.reconnected(s)
+	if o := s.newest(); o != nil {
+		o.reconnected(s)
+	}
 	return nil
 }
 
@@ -542,7 +552,9 @@ func paginate[T any](fetch func(cursor string) ([]T, string, error)) ([]T, error
 // tells every toolset to look.
 func (s *server) markStale() {
 	s.stale.Store(true)
-	s.inst.env.Events.Stale(s.name)
+	for _, o := range s.owning() {
+		o.env.Events.Stale(s.name)
+	}
 }
 
 // refresh returns the server's tools and their generation, listing them
@@ -638,7 +650,9 @@ func (s *server) refresh(ctx context.Context, force bool) ([]*mcp.Tool, uint64, 
 		gen := s.gen
 		s.mu.Unlock()
 		if changed {
-			s.inst.env.Events.Changed(s.name, old, tools)
+			for _, o := range s.owning() {
+				o.env.Events.Changed(s.name, old, tools)
+			}
 		}
 		return tools, gen, nil
 	}

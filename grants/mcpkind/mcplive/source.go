@@ -27,7 +27,8 @@ type view struct {
 // server. Several grants of one server in one agent are one source whose
 // views are united.
 type source struct {
-	srv *server
+	srv  *server
+	inst *instance // the instance of the runtime whose toolset it serves: its lock
 
 	mu    sync.Mutex
 	views []view
@@ -117,9 +118,9 @@ func (m *source) list(ctx context.Context) (tools, orig []*mcp.Tool, gen uint64,
 		if !m.allowed(t.Name) {
 			continue
 		}
-		if !m.srv.inst.env.Lock.Pinned(m.srv.name, t) && m.srv.pinningWarn() {
+		if !m.inst.env.Lock.Pinned(m.srv.name, t) && m.srv.pinningWarn() {
 			m.srv.log.Warn("tool changed since heddle.lock was written; ai.pinning is warn, so it is offered as the server describes it now", "server", m.srv.name, "tool", t.Name, "code", diag.ToolDefinitionChanged)
-		} else if !m.srv.inst.env.Lock.Pinned(m.srv.name, t) {
+		} else if !m.inst.env.Lock.Pinned(m.srv.name, t) {
 			m.srv.log.Error("tool changed since heddle.lock was written; it is withheld", "server", m.srv.name, "tool", t.Name, "code", diag.ToolDefinitionChanged)
 			continue
 		}
