@@ -156,7 +156,10 @@ func (i *instance) openServers(ctx context.Context, names []string, prev *instan
 		mu sync.Mutex
 	)
 	for n, name := range names {
-		if i.adopt(prev, name) {
+		if release, ok := i.adopt(prev, name); ok {
+			mu.Lock()
+			i.releases = append(i.releases, release)
+			mu.Unlock()
 			continue
 		}
 		s := i.newServer(name)

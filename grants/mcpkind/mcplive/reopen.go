@@ -26,26 +26,26 @@ func (Kind) Reopen(ctx context.Context, env runtime.KindEnv, prev runtime.Instan
 // adopt takes prev's server name into i when its connection spec is the
 // same in both plans, and reports whether it did. The adopted server keeps
 // what it was opened with: its resolved secrets and auth strategy, and the
-// runtime options of its transport.
-func (i *instance) adopt(prev *instance, name string) bool {
+// runtime options of its transport. The caller keeps the release of i's
+// reference.
+func (i *instance) adopt(prev *instance, name string) (release func(), ok bool) {
 	if prev == nil {
-		return false
+		return nil, false
 	}
 	s := prev.servers[name]
 	if s == nil || !sameConnection(s.spec, i.specs[name]) {
-		return false
+		return nil, false
 	}
-	release, ok := s.acquire()
+	release, ok = s.acquire()
 	if !ok {
-		return false // closed meanwhile: open a new one
+		return nil, false // closed meanwhile: open a new one
 	}
 	s.mu.Lock()
 	s.owners = append(s.owners, i)
 	s.mu.Unlock()
 	i.servers[name] = s
-	i.releases = append(i.releases, release)
 	i.log.Debug("server kept across the reload", "server", name)
-	return true
+	return release, true
 }
 
 // sameConnection reports whether two plans' entries for one server open
