@@ -118,6 +118,12 @@ type Options struct {
 	// in-memory or SSE. Default: false (event streams).
 	JSONResponse bool
 
+	// TraceTool adds the tool trace_context, which returns the W3C trace
+	// context its call carried: traceparent and tracestate from the
+	// request's params._meta and, over HTTP, from its headers. Default:
+	// false.
+	TraceTool bool
+
 	// Logger receives the server's own log lines (and go-sdk's). It is not a
 	// flag: the heddle-testmcp binary logs to stderr. Default: nil, discard.
 	Logger *slog.Logger
@@ -144,6 +150,7 @@ const (
 	FlagGarbageOnStdout  = "garbage-on-stdout"
 	FlagStateless        = "stateless"
 	FlagJSONResponse     = "json-response"
+	FlagTraceTool        = "trace-tool"
 )
 
 // RegisterFlags defines one flag per [Options] field (Logger aside) on fs and
@@ -170,6 +177,7 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.BoolVar(&o.GarbageOnStdout, FlagGarbageOnStdout, false, "stdio: write a non-JSON line to stdout before serving")
 	fs.BoolVar(&o.Stateless, FlagStateless, false, "Streamable HTTP: serve without sessions (2026-07-28 protocol era)")
 	fs.BoolVar(&o.JSONResponse, FlagJSONResponse, false, "Streamable HTTP: answer with application/json bodies rather than event streams")
+	fs.BoolVar(&o.TraceTool, FlagTraceTool, false, "add the tool trace_context, which returns the trace context its call carried")
 	return o
 }
 
@@ -235,6 +243,9 @@ func (o *Options) Args() []string {
 	}
 	if o.JSONResponse {
 		add(FlagJSONResponse, "true")
+	}
+	if o.TraceTool {
+		add(FlagTraceTool, "true")
 	}
 	return args
 }

@@ -57,6 +57,7 @@ func TestOptionsArgsRoundTrip(t *testing.T) {
 			GarbageOnStdout:  true,
 			Stateless:        true,
 			JSONResponse:     true,
+			TraceTool:        true,
 		},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -45,6 +45,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/heddlehq/heddle/auth/authlive"
@@ -64,6 +65,7 @@ type Kind struct{}
 type instance struct {
 	env      runtime.KindEnv
 	log      *slog.Logger
+	tracer   trace.Tracer
 	specs    mcpkind.Servers
 	servers  map[string]*server
 	releases []func()
@@ -79,7 +81,7 @@ type instance struct {
 // since its failure may have spent it).
 func (Kind) Open(ctx context.Context, env runtime.KindEnv) (runtime.Instance, []*runtime.Failure, error) {
 	inst := &instance{env: env, log: env.Logger, specs: mcpkind.PlanServers(env.Plan),
-		servers: map[string]*server{}, sources: map[string]*source{}}
+		servers: map[string]*server{}, sources: map[string]*source{}, tracer: tracerOf(env)}
 	names, err := inst.needed()
 	if err != nil {
 		return inst, nil, err
@@ -204,6 +206,8 @@ func (i *instance) newServer(name string) *server {
 		ElicitationHandler:          i.elicitationHandler(name),
 		CreateMessageHandler:        i.samplingHandler(name),
 	})
+	s.peerAttrs = peerAttributes(spec)
+	s.client.AddSendingMiddleware(s.traced)
 	return s
 }
 

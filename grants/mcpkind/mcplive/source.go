@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/internal/msglimit"
@@ -231,6 +232,9 @@ func (m *source) call(ctx context.Context, t *mcp.Tool, args map[string]any) (*m
 	}
 	defer m.srv.release()
 	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			event(ctx, "heddle.retry", attribute.Int("heddle.attempt", attempt+1))
+		}
 		sess, err := m.srv.session(ctx)
 		if err != nil {
 			return nil, err
@@ -256,7 +260,7 @@ func (m *source) call(ctx context.Context, t *mcp.Tool, args map[string]any) (*m
 			reason, _ := netReason(err, m.srv.host())
 			return nil, diag.Wrap(diag.ToolUnavailable, err, "server %s cannot be reached: %s; reconnecting", m.srv.name, reason)
 		case failTransient:
-			m.srv.log.Debug("call rejected by transport", "server", m.srv.name, "reason", err.Error())
+			m.srv.log.DebugContext(ctx, "call rejected by transport", "server", m.srv.name, "reason", err.Error())
 			if reason, _ := netReason(err, m.srv.host()); reason != "" {
 				return nil, diag.Wrap(diag.ToolUnavailable, err, "the request to server %s failed: %s; try again later", m.srv.name, reason)
 			}
