@@ -57,9 +57,9 @@ func (r *runFlags) logger(e *env) (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: lvl}
 	switch r.logFormat {
 	case "text":
-		return slog.New(slog.NewTextHandler(e.stderr, opts)), nil
+		return slog.New(traceIDs(slog.NewTextHandler(e.stderr, opts))), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(e.stderr, opts)), nil
+		return slog.New(traceIDs(slog.NewJSONHandler(e.stderr, opts))), nil
 	}
 	return nil, unknownValue("log-format", r.logFormat, logFormats)
 }
@@ -101,7 +101,8 @@ func (e *env) open(ctx context.Context, rf *runFlags, log *slog.Logger, approve 
 			return nil, ExitFail
 		}
 	}
-	opts := runtime.Options{Kinds: e.live, Logger: log, ClientName: "heddle", ClientVersion: Version, MCPUses: usecaselive.MCPUses(), OnCall: e.onCall}
+	opts := runtime.Options{Kinds: e.live, Logger: log, ClientName: "heddle", ClientVersion: Version, MCPUses: usecaselive.MCPUses(), OnCall: e.onCall,
+		OnMCPOperation: e.onMCP, TracerProvider: e.startTracing(ctx, log), TraceContent: e.traceContent()}
 	if e.flags != nil {
 		e.flags.Visit(func(f *flag.Flag) { rf.lockSet = rf.lockSet || f.Name == "lock" })
 	}

@@ -49,7 +49,7 @@ func (e *env) serve(args []string) int {
 	defer sig.stop()
 	ctx := sig.first
 	m := metrics.New()
-	e.onCall = m.Observe
+	e.onCall, e.onMCP = m.Observe, m.ObserveMCP
 	rt, code := e.open(ctx, &rf, log, false)
 	if rt == nil {
 		return code

@@ -4,6 +4,10 @@
 //	heddle_call_duration_seconds{agent, source, server}  call latency
 //	heddle_dependency_up{name, kind, required}           1 when ready
 //	heddle_dependency_tools{name, kind}                  tools listed
+//	mcp_client_operation_duration_seconds{mcp_method_name, server, network_transport, error_type}
+//	                                                     requests sent to MCP servers
+//	heddle_drains_total{outcome}                         drains of serve: complete or cut
+//	heddle_drain_cancelled_requests_total                requests a cut drain cancelled
 //
 // code is "ok", "tool_error" (the tool's own failure) or the diagnostic
 // code of a refusal or failure (TOOL_DENIED, TRANSPORT_TIMEOUT, …). Labels
@@ -12,7 +16,7 @@
 // decides how many there are.
 //
 //	m := metrics.New()
-//	rt, _ := runtime.Open(ctx, p, runtime.Options{OnCall: m.Observe})
+//	rt, _ := runtime.Open(ctx, p, runtime.Options{OnCall: m.Observe, OnMCPOperation: m.ObserveMCP})
 //	mux.Handle("GET /metrics", m.Handler(rt))
 package metrics
 
@@ -31,6 +35,10 @@ type Metrics struct {
 	reg      *prometheus.Registry
 	calls    *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	mcp      *prometheus.HistogramVec
+	drains   *prometheus.CounterVec
+	cut      prometheus.Counter
+	// The reload counters (heddle_reloads_total, …) belong here too.
 }
 
 // New returns metrics in a registry of their own, with the Go runtime's and
@@ -47,8 +55,24 @@ func New() *Metrics {
 			Help:    "Latency of tool calls through toolsets.",
 			Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 25},
 		}, []string{"agent", "source", "server"}),
+		// The OpenTelemetry semantic conventions' mcp.client.operation.duration,
+		// named as the OTel–Prometheus mapping names it, with its
+		// recommended buckets.
+		mcp: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "mcp_client_operation_duration_seconds",
+			Help:    "Duration of the requests heddle sent to MCP servers (initialize, tools/list, tools/call, …), by method, server, transport and error type.",
+			Buckets: []float64{.01, .02, .05, .1, .2, .5, 1, 2, 5, 10, 30, 60, 120, 300},
+		}, []string{"mcp_method_name", "server", "network_transport", "error_type"}),
+		drains: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "heddle_drains_total",
+			Help: "Drains of heddle serve, by outcome: complete (every call in flight was answered) or cut (the grace ran out).",
+		}, []string{"outcome"}),
+		cut: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "heddle_drain_cancelled_requests_total",
+			Help: "Requests in flight that a cut drain cancelled and answered SHUTTING_DOWN.",
+		}),
 	}
-	m.reg.MustRegister(m.calls, m.duration,
+	m.reg.MustRegister(m.calls, m.duration, m.mcp, m.drains, m.cut,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -65,6 +89,27 @@ func (m *Metrics) Observe(ev runtime.CallEvent) {
 	}
 	m.calls.WithLabelValues(ev.Agent, ev.Source, ev.Server, code).Inc()
 	m.duration.WithLabelValues(ev.Agent, ev.Source, ev.Server).Observe(ev.Duration.Seconds())
+}
+
+// ObserveMCP records one request sent to an MCP server; pass it as
+// runtime.Options.OnMCPOperation. error_type is "" for a request that
+// succeeded.
+func (m *Metrics) ObserveMCP(op runtime.MCPOperation) {
+	m.mcp.WithLabelValues(op.Method, op.Server, op.Transport, op.ErrorType).Observe(op.Duration.Seconds())
+}
+
+// Drained records the end of a drain: complete, or cut with cancelled
+// requests still in flight. A nil m records nothing.
+func (m *Metrics) Drained(cut bool, cancelled int) {
+	if m == nil {
+		return
+	}
+	if !cut {
+		m.drains.WithLabelValues("complete").Inc()
+		return
+	}
+	m.drains.WithLabelValues("cut").Inc()
+	m.cut.Add(float64(cancelled))
 }
 
 // Handler serves the metrics, with each dependency's state read from r at

@@ -9,28 +9,52 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/internal/otlptest"
 	"github.com/heddlehq/heddle/internal/testmcp"
 	"github.com/heddlehq/heddle/runtime"
 )
 
-// spanRecorder is a tracer provider whose spans are kept in memory.
+// backends are where a spanRecorder's spans go: the SDK's in-memory
+// exporter, or the OTLP/HTTP exporter to a collector on 127.0.0.1 that
+// decodes what it receives.
+var backends = []string{"memory", "otlp"}
+
+// spanRecorder is a tracer provider whose spans are exported as each ends
+// and can be read back.
 type spanRecorder struct {
-	tp  *sdktrace.TracerProvider
-	exp *tracetest.InMemoryExporter
+	tp    *sdktrace.TracerProvider
+	spans func() []tracetest.SpanStub
 }
 
-func newSpanRecorder(t *testing.T) *spanRecorder {
+func newSpanRecorder(t *testing.T, backend string) *spanRecorder {
 	t.Helper()
-	exp := tracetest.NewInMemoryExporter()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
-	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	return &spanRecorder{tp: tp, exp: exp}
+	var exp sdktrace.SpanExporter
+	r := &spanRecorder{}
+	switch backend {
+	case "memory":
+		mem := tracetest.NewInMemoryExporter()
+		exp, r.spans = mem, func() []tracetest.SpanStub { return mem.GetSpans() }
+	case "otlp":
+		c := otlptest.NewCollector(t)
+		var err error
+		exp, err = otlptracehttp.New(context.Background(), otlptracehttp.WithEndpointURL(c.URL()+"/v1/traces"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.spans = c.Spans
+	default:
+		t.Fatalf("no backend %q", backend)
+	}
+	r.tp = sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	t.Cleanup(func() { _ = r.tp.Shutdown(context.Background()) })
+	return r
 }
 
 // span returns the one ended span named name, failing the test when there
@@ -38,7 +62,7 @@ func newSpanRecorder(t *testing.T) *spanRecorder {
 func (r *spanRecorder) span(t *testing.T, name string) tracetest.SpanStub {
 	t.Helper()
 	var found []tracetest.SpanStub
-	for _, s := range r.exp.GetSpans() {
+	for _, s := range r.spans() {
 		if s.Name == name {
 			found = append(found, s)
 		}
@@ -52,7 +76,7 @@ func (r *spanRecorder) span(t *testing.T, name string) tracetest.SpanStub {
 // all returns every ended span named name.
 func (r *spanRecorder) all(name string) []tracetest.SpanStub {
 	var found []tracetest.SpanStub
-	for _, s := range r.exp.GetSpans() {
+	for _, s := range r.spans() {
 		if s.Name == name {
 			found = append(found, s)
 		}
@@ -62,7 +86,7 @@ func (r *spanRecorder) all(name string) []tracetest.SpanStub {
 
 func (r *spanRecorder) names() string {
 	var names []string
-	for _, s := range r.exp.GetSpans() {
+	for _, s := range r.spans() {
 		names = append(names, fmt.Sprintf("%q", s.Name))
 	}
 	return strings.Join(names, ", ")
@@ -127,75 +151,77 @@ func TestTraceCall(t *testing.T) {
 		{"http", fmt.Sprintf("{transport: http, url: %q}", srv.URL()+"/mcp"),
 			map[string]string{"network.transport": "tcp", "server.address": "127.0.0.1", "server.port": fmt.Sprint(srv.port)}},
 	} {
-		t.Run(tc.transport, func(t *testing.T) {
-			t.Parallel()
-			rec := newSpanRecorder(t)
-			rt := openWith(t, "ai:\n  startup_timeout_ms: 5000\n  mcp_servers:\n    a: "+tc.server+"\n",
-				map[string]string{"x": `capabilities: [{kind: mcp, server: a}]`}, runtime.Options{TracerProvider: rec.tp})
-			ts := toolsetOf(t, rt, "x")
+		for _, backend := range backends {
+			t.Run(tc.transport+"/"+backend, func(t *testing.T) {
+				t.Parallel()
+				rec := newSpanRecorder(t, backend)
+				rt := openWith(t, "ai:\n  startup_timeout_ms: 5000\n  mcp_servers:\n    a: "+tc.server+"\n",
+					map[string]string{"x": `capabilities: [{kind: mcp, server: a}]`}, runtime.Options{TracerProvider: rec.tp})
+				ts := toolsetOf(t, rt, "x")
 
-			ctx, caller := rec.tp.Tracer("test").Start(context.Background(), "agent turn")
-			res, err := ts.Call(ctx, testmcp.TraceToolName, nil, runtime.WithCallID("call_7"))
-			caller.End()
-			if err != nil || res.IsError {
-				t.Fatalf("call: %v %v", res, err)
-			}
-
-			exec := rec.span(t, "execute_tool trace_context")
-			client := rec.span(t, "tools/call trace_context")
-			wantChild(t, rec.span(t, "agent turn"), exec)
-			wantChild(t, exec, client)
-			if exec.SpanKind != trace.SpanKindInternal || client.SpanKind != trace.SpanKindClient {
-				t.Errorf("kinds %v and %v, want internal and client", exec.SpanKind, client.SpanKind)
-			}
-			wantAttrs(t, exec, map[string]string{
-				"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "trace_context", "gen_ai.tool.call.id": "call_7",
-				"heddle.tool.server": "a",
-			}, "error.type", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result")
-			want := map[string]string{
-				"mcp.method.name": "tools/call", "gen_ai.tool.name": "trace_context",
-				"mcp.protocol.version": "*", "jsonrpc.request.id": "*",
-			}
-			for k, v := range tc.peer {
-				want[k] = v
-			}
-			wantAttrs(t, client, want, "error.type")
-			if exec.Status.Code == codes.Error || client.Status.Code == codes.Error {
-				t.Errorf("statuses %v, %v; want unset", exec.Status, client.Status)
-			}
-
-			got := traceContextOf(t, res)
-			wantTraceparent := fmt.Sprintf("00-%s-%s-01", client.SpanContext.TraceID(), client.SpanContext.SpanID())
-			if got.MetaTraceparent != wantTraceparent {
-				t.Errorf("the server received traceparent %q in _meta, want %q", got.MetaTraceparent, wantTraceparent)
-			}
-			wantHeader := ""
-			if tc.transport == "http" {
-				wantHeader = wantTraceparent
-			}
-			if got.HeaderTraceparent != wantHeader {
-				t.Errorf("the server received traceparent %q in the header, want %q", got.HeaderTraceparent, wantHeader)
-			}
-
-			// The handshake and the listing have spans of their own.
-			if len(rec.all("tools/list")) == 0 {
-				t.Errorf("no tools/list span; spans: %s", rec.names())
-			}
-			for _, s := range rec.all("tools/list") {
-				wantAttrs(t, s, map[string]string{"mcp.method.name": "tools/list", "network.transport": tc.peer["network.transport"]})
-			}
-			connect := rec.span(t, "connect a")
-			handshakes := append(rec.all("initialize"), rec.all("server/discover")...)
-			if len(handshakes) == 0 {
-				t.Fatalf("no handshake span; spans: %s", rec.names())
-			}
-			for _, h := range handshakes {
-				wantChild(t, connect, h)
-				if h.SpanKind != trace.SpanKindClient {
-					t.Errorf("span %q is %v, want client", h.Name, h.SpanKind)
+				ctx, caller := rec.tp.Tracer("test").Start(context.Background(), "agent turn")
+				res, err := ts.Call(ctx, testmcp.TraceToolName, nil, runtime.WithCallID("call_7"))
+				caller.End()
+				if err != nil || res.IsError {
+					t.Fatalf("call: %v %v", res, err)
 				}
-			}
-		})
+
+				exec := rec.span(t, "execute_tool trace_context")
+				client := rec.span(t, "tools/call trace_context")
+				wantChild(t, rec.span(t, "agent turn"), exec)
+				wantChild(t, exec, client)
+				if exec.SpanKind != trace.SpanKindInternal || client.SpanKind != trace.SpanKindClient {
+					t.Errorf("kinds %v and %v, want internal and client", exec.SpanKind, client.SpanKind)
+				}
+				wantAttrs(t, exec, map[string]string{
+					"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "trace_context", "gen_ai.tool.call.id": "call_7",
+					"heddle.tool.server": "a",
+				}, "error.type", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result")
+				want := map[string]string{
+					"mcp.method.name": "tools/call", "gen_ai.tool.name": "trace_context",
+					"mcp.protocol.version": "*", "jsonrpc.request.id": "*",
+				}
+				for k, v := range tc.peer {
+					want[k] = v
+				}
+				wantAttrs(t, client, want, "error.type")
+				if exec.Status.Code == codes.Error || client.Status.Code == codes.Error {
+					t.Errorf("statuses %v, %v; want unset", exec.Status, client.Status)
+				}
+
+				got := traceContextOf(t, res)
+				wantTraceparent := fmt.Sprintf("00-%s-%s-01", client.SpanContext.TraceID(), client.SpanContext.SpanID())
+				if got.MetaTraceparent != wantTraceparent {
+					t.Errorf("the server received traceparent %q in _meta, want %q", got.MetaTraceparent, wantTraceparent)
+				}
+				wantHeader := ""
+				if tc.transport == "http" {
+					wantHeader = wantTraceparent
+				}
+				if got.HeaderTraceparent != wantHeader {
+					t.Errorf("the server received traceparent %q in the header, want %q", got.HeaderTraceparent, wantHeader)
+				}
+
+				// The handshake and the listing have spans of their own.
+				if len(rec.all("tools/list")) == 0 {
+					t.Errorf("no tools/list span; spans: %s", rec.names())
+				}
+				for _, s := range rec.all("tools/list") {
+					wantAttrs(t, s, map[string]string{"mcp.method.name": "tools/list", "network.transport": tc.peer["network.transport"]})
+				}
+				connect := rec.span(t, "connect a")
+				handshakes := append(rec.all("initialize"), rec.all("server/discover")...)
+				if len(handshakes) == 0 {
+					t.Fatalf("no handshake span; spans: %s", rec.names())
+				}
+				for _, h := range handshakes {
+					wantChild(t, connect, h)
+					if h.SpanKind != trace.SpanKindClient {
+						t.Errorf("span %q is %v, want client", h.Name, h.SpanKind)
+					}
+				}
+			})
+		}
 	}
 }
 
@@ -215,7 +241,15 @@ func traceContextOf(t *testing.T, res *mcp.CallToolResult) testmcp.TraceContext 
 // ERROR too.
 func TestTraceFailures(t *testing.T) {
 	t.Parallel()
-	rec := newSpanRecorder(t)
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			testTraceFailures(t, newSpanRecorder(t, backend))
+		})
+	}
+}
+
+func testTraceFailures(t *testing.T, rec *spanRecorder) {
 	rt := openWith(t, `
 ai:
   startup_timeout_ms: 5000
@@ -267,7 +301,15 @@ ai:
 // handshake and listing, marked with its attempts' outcome.
 func TestTraceReconnect(t *testing.T) {
 	t.Parallel()
-	rec := newSpanRecorder(t)
+	for _, backend := range backends {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			testTraceReconnect(t, newSpanRecorder(t, backend))
+		})
+	}
+}
+
+func testTraceReconnect(t *testing.T, rec *spanRecorder) {
 	srv := startHTTPServer(t, 0)
 	rt := openWith(t, fmt.Sprintf(`
 ai:
@@ -296,7 +338,7 @@ ai:
 	}
 	wantAttrs(t, ok, map[string]string{"heddle.server": "h", "network.transport": "tcp"})
 	var connect, list bool
-	for _, s := range rec.exp.GetSpans() {
+	for _, s := range rec.spans() {
 		if s.Parent.SpanID() != ok.SpanContext.SpanID() {
 			continue
 		}
@@ -320,7 +362,7 @@ func TestTraceContentOptIn(t *testing.T) {
 	for _, on := range []bool{false, true} {
 		t.Run(fmt.Sprint(on), func(t *testing.T) {
 			t.Parallel()
-			rec := newSpanRecorder(t)
+			rec := newSpanRecorder(t, "memory")
 			rt := openWith(t, "ai:\n  mcp_servers:\n    a: {transport: stdio, command: $TESTMCP}\n",
 				map[string]string{"x": `capabilities: [{kind: mcp, server: a}]`}, runtime.Options{TracerProvider: rec.tp, TraceContent: on})
 			mustCall(t, toolsetOf(t, rt, "x"), "echo", map[string]any{"text": "in the span?"})
@@ -333,4 +375,3 @@ func TestTraceContentOptIn(t *testing.T) {
 		})
 	}
 }
-

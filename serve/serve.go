@@ -86,6 +86,7 @@ type Server struct {
 	conns    *connLimit
 	srv      *http.Server
 	drain    *drainState
+	metrics  *metrics.Metrics // nil: none
 }
 
 // New returns the front door of rt, as its plan's serve: section says. It
@@ -107,6 +108,7 @@ func New(ctx context.Context, rt *runtime.Runtime, opts *Options) (*Server, erro
 		inFlight: make(chan struct{}, max(cfg.Limits.MaxInFlight, 1)),
 		conns:    newConnLimit(max(cfg.Limits.MaxConnections, 1)),
 		drain:    newDrainState(),
+		metrics:  opts.Metrics,
 	}
 	a, err := newAuthenticator(ctx, cfg.Auth, authOptions(rt, opts), log)
 	if err != nil {
@@ -293,7 +295,7 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	res, err := ts.Call(r.Context(), r.PathValue("tool"), args)
+	res, err := ts.Call(incomingTrace(r), r.PathValue("tool"), args)
 	if err != nil {
 		s.runtimeError(w, r, err)
 		return
