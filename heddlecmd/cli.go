@@ -67,7 +67,7 @@ type env struct {
 	flags          *flag.FlagSet // the command's, once parsed
 	onCall         func(runtime.CallEvent)
 	onMCP          func(runtime.MCPOperation)
-	tracing        *tracing // set up by the first open; stopped as the command ends
+	tracing        *tracing         // set up by the first open; stopped as the command ends
 	example        fs.FS            // Options.Example
 	toldExample    bool             // the fallback to the example was announced
 	kinds          *grants.Set      // Options.Kinds' config halves
