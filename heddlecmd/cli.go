@@ -77,7 +77,7 @@ type env struct {
 }
 
 func mainEnv(e *env, args []string) int {
-	defer e.tracing.stop()
+	defer func() { e.tracing.stop() }() // e.tracing is set, if at all, by the command
 	fs := e.flagSet("heddle")
 	rest, err := parse(fs, args, 1)
 	if err != nil {

@@ -336,7 +336,7 @@ func (t *Toolset) Call(ctx context.Context, name string, args map[string]any, op
 		err = diag.Wrap(diag.ToolTimeout, context.DeadlineExceeded, "agent %s: %s did not finish within tool_timeout_ms (%d ms)", t.agent.Name, name, t.agent.Policies.ToolTimeoutMS)
 		res = nil
 	}
-	t.endSpan(span, name, res, err)
+	t.endSpan(ctx, span, name, res, err)
 	if t.rt.opts.OnCall != nil {
 		t.observe(name, res, err, time.Since(start))
 	}

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -73,8 +74,16 @@ func (t *Toolset) startSpan(ctx context.Context, name string, args map[string]an
 
 // endSpan ends a call's span: the tool it resolved to, and for a call that
 // did not succeed, error.type (the refusal's or failure's heddle code, or
-// tool_error) with the span's status ERROR.
-func (t *Toolset) endSpan(span trace.Span, name string, res *mcp.CallToolResult, err error) {
+// tool_error) with the span's status ERROR. It logs the call at DEBUG with
+// ctx, so that the line carries the span's trace_id and span_id.
+func (t *Toolset) endSpan(ctx context.Context, span trace.Span, name string, res *mcp.CallToolResult, err error) {
+	if t.rt.log.Enabled(ctx, slog.LevelDebug) {
+		code := diag.CodeOf(err)
+		if err == nil {
+			code = RefusalCode(res)
+		}
+		t.rt.log.DebugContext(ctx, "call finished", "agent", t.agent.Name, "tool", diag.Clip(name), "code", code, "tool_error", err == nil && res != nil && res.IsError && code == "")
+	}
 	if !span.IsRecording() {
 		span.End()
 		return

@@ -254,7 +254,7 @@ func testTraceFailures(t *testing.T, rec *spanRecorder) {
 ai:
   startup_timeout_ms: 5000
   mcp_servers:
-    a: {transport: stdio, command: $TESTMCP, args: [--destructive, add_tool], timeout_ms: 200}
+    a: {transport: stdio, command: $TESTMCP, args: [--destructive, add_tool], timeout_ms: 1500}
 `, map[string]string{"x": "capabilities: [{kind: mcp, server: a}]\npolicies: {approval: deny}\n"},
 		runtime.Options{TracerProvider: rec.tp})
 	ts := toolsetOf(t, rt, "x")
@@ -264,7 +264,7 @@ ai:
 	if res, err := ts.Call(ctx, "fail", map[string]any{"message": "no luck"}); err != nil || !res.IsError || runtime.RefusalCode(res) != "" {
 		t.Fatalf("fail = %v, %v; want a tool error", res, err)
 	}
-	wantRefusal(t, ts, "sleep", map[string]any{"ms": 2000}, diag.TransportTimeout)
+	wantRefusal(t, ts, "sleep", map[string]any{"ms": 10000}, diag.TransportTimeout)
 
 	for _, tc := range []struct {
 		tool, execType, clientType string // clientType "": no client span
