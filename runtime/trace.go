@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
@@ -49,10 +50,29 @@ func WithCallID(id string) CallOption {
 	return func(c *callConfig) { c.callID = id }
 }
 
+// untraced is the global tracer provider as it is until a program installs
+// one: a no-op that delegates to whatever is installed later.
+var untraced = otel.GetTracerProvider()
+
+// noSpan is the span of a call that is not traced: it records nothing.
+var noSpan = trace.SpanFromContext(context.Background())
+
+// Untraced reports that a span tp would start under ctx could record
+// nothing and carry nothing: tp is the global provider, no program has
+// installed one, and ctx carries no span context (a caller's, or one
+// continued from an incoming traceparent). Kinds skip their spans then, so
+// that tracing off costs a call nothing.
+func Untraced(ctx context.Context, tp trace.TracerProvider) bool {
+	return tp == untraced && otel.GetTracerProvider() == untraced && !trace.SpanContextFromContext(ctx).IsValid()
+}
+
 // startSpan starts a call's execute_tool span, the parent of whatever the
-// call's source sends. With no SDK installed the tracer is a no-op and
-// nothing below the first line runs.
+// call's source sends. When the call is untraced it starts nothing; with a
+// no-op provider nothing below the Start runs.
 func (t *Toolset) startSpan(ctx context.Context, name string, args map[string]any, cc *callConfig) (context.Context, trace.Span) {
+	if Untraced(ctx, t.rt.opts.TracerProvider) {
+		return ctx, noSpan
+	}
 	ctx, span := t.rt.tracer.Start(ctx, "execute_tool", trace.WithSpanKind(trace.SpanKindInternal))
 	if !span.IsRecording() {
 		return ctx, span

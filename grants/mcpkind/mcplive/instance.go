@@ -65,6 +65,7 @@ type Kind struct{}
 type instance struct {
 	env      runtime.KindEnv
 	log      *slog.Logger
+	tp       trace.TracerProvider
 	tracer   trace.Tracer
 	specs    mcpkind.Servers
 	servers  map[string]*server
@@ -81,7 +82,8 @@ type instance struct {
 // since its failure may have spent it).
 func (Kind) Open(ctx context.Context, env runtime.KindEnv) (runtime.Instance, []*runtime.Failure, error) {
 	inst := &instance{env: env, log: env.Logger, specs: mcpkind.PlanServers(env.Plan),
-		servers: map[string]*server{}, sources: map[string]*source{}, tracer: tracerOf(env)}
+		servers: map[string]*server{}, sources: map[string]*source{}}
+	inst.tp, inst.tracer = tracerOf(env)
 	names, err := inst.needed()
 	if err != nil {
 		return inst, nil, err

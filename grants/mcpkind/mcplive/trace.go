@@ -45,6 +45,12 @@ func (s *server) traced(next mcp.MethodHandler) mcp.MethodHandler {
 		if strings.HasPrefix(method, "notifications/") {
 			return next(ctx, method, req)
 		}
+		if runtime.Untraced(ctx, s.inst.tp) {
+			start := time.Now()
+			res, err := next(ctx, method, req)
+			s.observe(method, res, err, start)
+			return res, err
+		}
 		ctx, span := tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindClient))
 		if !span.SpanContext().IsValid() {
 			// No SDK and no caller's trace: nothing to record or send.
@@ -283,17 +289,20 @@ func recordRequestID(ctx context.Context, msg jsonrpc.Message) {
 }
 
 // tracerOf is the tracer of the kind's spans.
-func tracerOf(env runtime.KindEnv) trace.Tracer {
+func tracerOf(env runtime.KindEnv) (trace.TracerProvider, trace.Tracer) {
 	tp := env.TracerProvider
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
-	return tp.Tracer(runtime.TracerName)
+	return tp, tp.Tracer(runtime.TracerName)
 }
 
 // startSpan starts an INTERNAL span of the server's own work (a connect, a
 // reconnect), the parent of the requests it sends.
 func (s *server) startSpan(ctx context.Context, what string) (context.Context, trace.Span) {
+	if runtime.Untraced(ctx, s.inst.tp) {
+		return ctx, trace.SpanFromContext(ctx)
+	}
 	ctx, span := s.inst.tracer.Start(ctx, what, trace.WithSpanKind(trace.SpanKindInternal))
 	if span.IsRecording() {
 		span.SetName(what + " " + s.name)
