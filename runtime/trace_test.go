@@ -3,6 +3,8 @@ package runtime_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -373,5 +375,42 @@ func TestTraceContentOptIn(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTraceAuthChallenge: a server that refuses heddle's credentials
+// (401) leaves an event on the span of the request it refused, what a
+// renewal of the credentials follows, and the handshake's span is ERROR.
+func TestTraceAuthChallenge(t *testing.T) {
+	t.Parallel()
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+	}))
+	t.Cleanup(hs.Close)
+	rec := newSpanRecorder(t, "memory")
+	rt := openWith(t, fmt.Sprintf(`
+ai:
+  startup_timeout_ms: 3000
+  mcp_servers:
+    locked: {url: %q, required: false, auth: {kind: bearer, token_ref: "${env:HOME}"}}
+`, hs.URL+"/mcp"), map[string]string{"x": `capabilities: [{kind: mcp, server: locked}]`}, runtime.Options{TracerProvider: rec.tp})
+	_ = rt
+	found := false
+	for _, s := range rec.spans() {
+		for _, e := range s.Events {
+			if e.Name != "heddle.auth.challenge" {
+				continue
+			}
+			found = true
+			if s.SpanKind != trace.SpanKindClient || s.Status.Code != codes.Error {
+				t.Errorf("the challenge is on span %q (%v, %v), want a failed client request", s.Name, s.SpanKind, s.Status)
+			}
+			if got := fmt.Sprint(e.Attributes); !strings.Contains(got, "401") {
+				t.Errorf("the challenge event's attributes %s have no 401", got)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no heddle.auth.challenge event; spans: %s", rec.names())
 	}
 }

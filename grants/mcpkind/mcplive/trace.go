@@ -212,8 +212,9 @@ func (c metaCarrier) Keys() []string {
 }
 
 // tracingTransport sends the trace context of each request's context in
-// the traceparent and tracestate headers, and records the JSON-RPC id of
-// a request it carries on its span.
+// the traceparent and tracestate headers, records the JSON-RPC id of a
+// request it carries on its span, and an event when the server refuses
+// the credentials (what a renewal follows).
 type tracingTransport struct {
 	next http.RoundTripper
 }
@@ -226,12 +227,19 @@ func (t tracingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	r := req.Clone(ctx) // a RoundTripper must not change the request it is given
 	traceContext.Inject(ctx, propagation.HeaderCarrier(r.Header))
-	if span := trace.SpanFromContext(ctx); span.IsRecording() && r.Method == http.MethodPost {
+	span := trace.SpanFromContext(ctx)
+	if span.IsRecording() && r.Method == http.MethodPost {
 		if id := bodyRequestID(r); id != "" {
 			span.SetAttributes(semconv.JSONRPCRequestIDKey.String(id))
 		}
 	}
-	return t.next.RoundTrip(r)
+	resp, err := t.next.RoundTrip(r)
+	if err == nil && span.IsRecording() && (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) {
+		// The server refused the credentials: go-sdk's OAuth handler (or the
+		// strategy) renews them and the request is sent again.
+		span.AddEvent("heddle.auth.challenge", trace.WithAttributes(semconv.HTTPResponseStatusCodeKey.Int(resp.StatusCode)))
+	}
+	return resp, err
 }
 
 // bodyRequestID is the id of the JSON-RPC request a POST carries, read
