@@ -45,7 +45,7 @@ func TestTraced(t *testing.T) {
 		}
 		got := map[string]string{}
 		for _, kv := range c.Attributes {
-			got[string(kv.Key)] = kv.Value.Emit()
+			got[string(kv.Key)] = kv.Value.String()
 		}
 		for _, k := range []string{"a2a.method.name", "a2a.agent.name", "a2a.protocol.version", "jsonrpc.request.id", "server.address", "server.port", "network.transport"} {
 			if got[k] == "" {

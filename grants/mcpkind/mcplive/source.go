@@ -116,7 +116,7 @@ func (m *source) list(ctx context.Context) (tools, orig []*mcp.Tool, gen uint64,
 			continue
 		}
 		if !m.srv.inst.env.Lock.Pinned(m.srv.name, t) {
-			m.srv.log.Error("tool changed since heddle.lock was written; it is withheld", "server", m.srv.name, "tool", t.Name, "code", diag.ToolDefinitionChanged)
+			m.srv.log.ErrorContext(ctx, "tool changed since heddle.lock was written; it is withheld", "server", m.srv.name, "tool", t.Name, "code", diag.ToolDefinitionChanged)
 			continue
 		}
 		tools = append(tools, m.srv.overridden(t))
