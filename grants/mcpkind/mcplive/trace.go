@@ -114,7 +114,6 @@ func (s *server) observe(method string, res mcp.Result, err error, start time.Ti
 }
 
 func errorType(res mcp.Result, err error) string {
-	var rpcErr *jsonrpc.Error
 	switch {
 	case err == nil:
 		if r, ok := res.(*mcp.CallToolResult); ok && r != nil && r.IsError {
@@ -132,7 +131,7 @@ func errorType(res mcp.Result, err error) string {
 	if isBroken(err) {
 		return string(diag.ToolUnavailable)
 	}
-	if errors.As(err, &rpcErr) && rpcErr.Code != codeRejected {
+	if rpcErr := (*jsonrpc.Error)(nil); errors.As(err, &rpcErr) && rpcErr.Code != codeRejected {
 		return strconv.FormatInt(rpcErr.Code, 10)
 	}
 	if c := diag.CodeOf(err); c != "" {
