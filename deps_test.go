@@ -71,6 +71,17 @@ func TestRuntimeNamesNoKind(t *testing.T) {
 		`grpc`, `go-plugin`, `pgx`, `^modernc\.org/sqlite(/|$)`)
 }
 
+// TestOnlyTheCommandLinksTheTracingSDK: the runtime, the kinds' live
+// halves and the front door trace with the OpenTelemetry API alone, a no-op
+// until a program installs a provider; the SDK and its exporters are
+// heddlecmd's (or an application's) choice.
+func TestOnlyTheCommandLinksTheTracingSDK(t *testing.T) {
+	t.Parallel()
+	for _, pkg := range []string{"runtime", "serve", "grants/mcpkind/mcplive", "grants/a2akind/a2alive", "grants/sqlkind/sqllive", "grants/usecasekind/usecaselive"} {
+		assertNoDeps(t, module+"/"+pkg, `^go\.opentelemetry\.io/otel/sdk(/|$)`, `^go\.opentelemetry\.io/otel/exporters/`)
+	}
+}
+
 // assertNoDeps fails t when pkg, or any package it imports directly or not,
 // has an import path matching one of the regular expressions forbidden. It
 // reports every such package, with the pattern it matched. One rule of the

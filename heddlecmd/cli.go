@@ -66,6 +66,8 @@ type env struct {
 	environ        []string
 	flags          *flag.FlagSet // the command's, once parsed
 	onCall         func(runtime.CallEvent)
+	onMCP          func(runtime.MCPOperation)
+	tracing        *tracing         // set up by the first open; stopped as the command ends
 	example        fs.FS            // Options.Example
 	toldExample    bool             // the fallback to the example was announced
 	kinds          *grants.Set      // Options.Kinds' config halves
@@ -75,6 +77,7 @@ type env struct {
 }
 
 func mainEnv(e *env, args []string) int {
+	defer func() { e.tracing.stop() }() // e.tracing is set, if at all, by the command
 	fs := e.flagSet("heddle")
 	rest, err := parse(fs, args, 1)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heddlehq/heddle/internal/otlptest"
 	"github.com/heddlehq/heddle/internal/testmcp"
 )
 
@@ -52,7 +53,10 @@ func randomCanary(t *testing.T, label string) string {
 // server that answers 401, a PostgreSQL dsn_ref that cannot connect, and a
 // serve.auth token — through start-up, tools, a call, serve with a call over
 // HTTP and a refused bearer token, and shutdown on SIGTERM; no line of
-// standard error at any level carries any canary.
+// standard error at any level carries any canary. Tracing is on, exporting
+// over OTLP/HTTP to a collector on 127.0.0.1: no span attribute or event
+// carries one either, and the log line of each call carries its trace_id
+// and span_id.
 func TestLogsNeverShowSecrets(t *testing.T) {
 	bearer := randomCanary(t, "bearer")
 	header := randomCanary(t, "header")
@@ -121,6 +125,8 @@ serve:
 	// Nothing listens on port 1: the source is down, and says why at DEBUG.
 	t.Setenv("LOGTEST_CANARY_DSN", "postgres://heddle:"+dsnPassword+"@127.0.0.1:1/heddle?connect_timeout=2")
 	t.Chdir(dir)
+	collector := otlptest.NewCollector(t)
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL())
 
 	for _, format := range logFormats {
 		t.Run(format, func(t *testing.T) {
@@ -165,7 +171,59 @@ serve:
 			if format == "json" && !strings.Contains(all, `"msg":"draining"`) {
 				t.Errorf("the JSON log has no draining record:\n%s", all)
 			}
+			wantCallsTraced(t, format, all, collector)
 		})
+	}
+	for _, body := range collector.Raw() {
+		for _, c := range canaries {
+			if bytes.Contains(body, []byte(c)) {
+				t.Errorf("an exported span shows the secret %s", c)
+			}
+		}
+	}
+}
+
+// wantCallsTraced fails the test unless every "call finished" line of the
+// log carries the trace_id and span_id of an execute_tool span the
+// collector received.
+func wantCallsTraced(t *testing.T, format, log string, c *otlptest.Collector) {
+	t.Helper()
+	spans := map[string]bool{}
+	for _, s := range c.Spans() {
+		if strings.HasPrefix(s.Name, "execute_tool ") {
+			spans[s.SpanContext.TraceID().String()+"/"+s.SpanContext.SpanID().String()] = true
+		}
+	}
+	calls := 0
+	for _, line := range strings.Split(log, "\n") {
+		if !strings.Contains(line, "call finished") {
+			continue
+		}
+		calls++
+		var traceID, spanID string
+		if format == "json" {
+			var rec struct {
+				TraceID string `json:"trace_id"`
+				SpanID  string `json:"span_id"`
+			}
+			_ = json.Unmarshal([]byte(line), &rec)
+			traceID, spanID = rec.TraceID, rec.SpanID
+		} else {
+			for _, f := range strings.Fields(line) {
+				if v, ok := strings.CutPrefix(f, "trace_id="); ok {
+					traceID = v
+				}
+				if v, ok := strings.CutPrefix(f, "span_id="); ok {
+					spanID = v
+				}
+			}
+		}
+		if !spans[traceID+"/"+spanID] {
+			t.Errorf("a call's log line names no exported execute_tool span (trace_id %q, span_id %q): %s", traceID, spanID, line)
+		}
+	}
+	if calls < 3 {
+		t.Errorf("%d call lines in the %s log, want at least 3", calls, format)
 	}
 }
 

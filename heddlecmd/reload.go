@@ -129,7 +129,7 @@ func (r *reloader) open(ctx context.Context) (*runtime.Runtime, error) {
 	for _, d := range ds {
 		r.log.Warn("configuration warning", "code", d.Code, "diagnostic", d.Error())
 	}
-	opts, err := r.e.runtimeOptions(r.rf, r.log, false)
+	opts, err := r.e.runtimeOptions(ctx, r.rf, r.log, false)
 	if err != nil {
 		return nil, err
 	}

@@ -58,9 +58,9 @@ func (r *runFlags) logger(e *env) (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: lvl}
 	switch r.logFormat {
 	case "text":
-		return slog.New(slog.NewTextHandler(e.stderr, opts)), nil
+		return slog.New(traceIDs(slog.NewTextHandler(e.stderr, opts))), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(e.stderr, opts)), nil
+		return slog.New(traceIDs(slog.NewJSONHandler(e.stderr, opts))), nil
 	}
 	return nil, unknownValue("log-format", r.logFormat, logFormats)
 }
@@ -102,7 +102,7 @@ func (e *env) open(ctx context.Context, rf *runFlags, log *slog.Logger, approve 
 			return nil, ExitFail
 		}
 	}
-	opts, err := e.runtimeOptions(rf, log, approve)
+	opts, err := e.runtimeOptions(ctx, rf, log, approve)
 	if err != nil {
 		e.printFailure(err)
 		return nil, ExitFail
@@ -117,8 +117,9 @@ func (e *env) open(ctx context.Context, rf *runFlags, log *slog.Logger, approve 
 
 // runtimeOptions are the options the commands open the runtime with,
 // reading the lock file (a reload reads it again).
-func (e *env) runtimeOptions(rf *runFlags, log *slog.Logger, approve bool) (runtime.Options, error) {
-	opts := runtime.Options{Kinds: e.live, Logger: log, ClientName: "heddle", ClientVersion: Version, MCPUses: usecaselive.MCPUses(), OnCall: e.onCall, Eager: rf.eager}
+func (e *env) runtimeOptions(ctx context.Context, rf *runFlags, log *slog.Logger, approve bool) (runtime.Options, error) {
+	opts := runtime.Options{Kinds: e.live, Logger: log, ClientName: "heddle", ClientVersion: Version, MCPUses: usecaselive.MCPUses(), OnCall: e.onCall, Eager: rf.eager,
+		OnMCPOperation: e.onMCP, TracerProvider: e.startTracing(ctx, log), TraceContent: e.traceContent()}
 	if e.flags != nil {
 		e.flags.Visit(func(f *flag.Flag) { rf.lockSet = rf.lockSet || f.Name == "lock" })
 	}

@@ -58,7 +58,7 @@ func (e *env) serve(args []string) int {
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	m := metrics.New()
-	e.onCall = m.Observe
+	e.onCall, e.onMCP = m.Observe, m.ObserveMCP
 	rt, code := e.open(ctx, &rf, log, false)
 	if rt == nil {
 		return code

@@ -7,6 +7,10 @@
 //	heddle_dependency_tools{name, kind}                  tools listed
 //	heddle_config_generation                             the live configuration's generation
 //	heddle_config_reloads_total{result}                  reloads: "success" or "failure"
+//	mcp_client_operation_duration_seconds{mcp_method_name, server, network_transport, error_type}
+//	                                                     requests sent to MCP servers
+//	heddle_drains_total{outcome}                         drains of serve: complete or cut
+//	heddle_drain_cancelled_requests_total                requests a cut drain cancelled
 //
 // code is "ok", "tool_error" (the tool's own failure) or the diagnostic
 // code of a refusal or failure (TOOL_DENIED, TRANSPORT_TIMEOUT, …). Labels
@@ -17,7 +21,7 @@
 // ai.mcp_servers.<server>.max_concurrent.
 //
 //	m := metrics.New()
-//	rt, _ := runtime.Open(ctx, p, runtime.Options{OnCall: m.Observe})
+//	rt, _ := runtime.Open(ctx, p, runtime.Options{OnCall: m.Observe, OnMCPOperation: m.ObserveMCP})
 //	mux.Handle("GET /metrics", m.Handler(rt))
 package metrics
 
@@ -38,6 +42,9 @@ type Metrics struct {
 	duration *prometheus.HistogramVec
 	limited  *prometheus.CounterVec
 	reloads  *prometheus.CounterVec
+	mcp      *prometheus.HistogramVec
+	drains   *prometheus.CounterVec
+	cut      prometheus.Counter
 }
 
 // New returns metrics in a registry of their own, with the Go runtime's and
@@ -62,12 +69,28 @@ func New() *Metrics {
 			Name: "heddle_config_reloads_total",
 			Help: "Configuration reloads (SIGHUP, serve --watch), by result: success, or failure (the old configuration kept serving).",
 		}, []string{"result"}),
+		// The OpenTelemetry semantic conventions' mcp.client.operation.duration,
+		// named as the OTel–Prometheus mapping names it, with its
+		// recommended buckets.
+		mcp: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "mcp_client_operation_duration_seconds",
+			Help:    "Duration of the requests heddle sent to MCP servers (initialize, tools/list, tools/call, …), by method, server, transport and error type.",
+			Buckets: []float64{.01, .02, .05, .1, .2, .5, 1, 2, 5, 10, 30, 60, 120, 300},
+		}, []string{"mcp_method_name", "server", "network_transport", "error_type"}),
+		drains: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "heddle_drains_total",
+			Help: "Drains of heddle serve, by outcome: complete (every call in flight was answered) or cut (the grace ran out).",
+		}, []string{"outcome"}),
+		cut: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "heddle_drain_cancelled_requests_total",
+			Help: "Requests in flight that a cut drain cancelled and answered SHUTTING_DOWN.",
+		}),
 	}
 	// Both results are there from the start, at 0, so that an alert on
 	// failures has a series to compare.
 	m.reloads.WithLabelValues("success")
 	m.reloads.WithLabelValues("failure")
-	m.reg.MustRegister(m.calls, m.duration, m.limited, m.reloads,
+	m.reg.MustRegister(m.calls, m.duration, m.limited, m.reloads, m.mcp, m.drains, m.cut,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -97,6 +120,27 @@ func (m *Metrics) Reloaded(err error) {
 		result = "failure"
 	}
 	m.reloads.WithLabelValues(result).Inc()
+}
+
+// ObserveMCP records one request sent to an MCP server; pass it as
+// runtime.Options.OnMCPOperation. error_type is "" for a request that
+// succeeded.
+func (m *Metrics) ObserveMCP(op runtime.MCPOperation) {
+	m.mcp.WithLabelValues(op.Method, op.Server, op.Transport, op.ErrorType).Observe(op.Duration.Seconds())
+}
+
+// Drained records the end of a drain: complete, or cut with cancelled
+// requests still in flight. A nil m records nothing.
+func (m *Metrics) Drained(cut bool, cancelled int) {
+	if m == nil {
+		return
+	}
+	if !cut {
+		m.drains.WithLabelValues("complete").Inc()
+		return
+	}
+	m.drains.WithLabelValues("cut").Inc()
+	m.cut.Add(float64(cancelled))
 }
 
 // Handler serves the metrics, with each dependency's state read from r at

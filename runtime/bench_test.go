@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/heddlehq/heddle/internal/testmcp"
@@ -54,6 +55,13 @@ func newRawClient() *mcp.Client {
 // raw sessions to equal servers over the same transport. Everything is closed
 // by p.close, or when the benchmark ends.
 func newBenchPair(b *testing.B, transport string) *benchPair {
+	b.Helper()
+	return newTracedBenchPair(b, transport, nil)
+}
+
+// newTracedBenchPair is newBenchPair with the runtime's spans made by tp
+// (nil: the global provider, a no-op).
+func newTracedBenchPair(b *testing.B, transport string, tp trace.TracerProvider) *benchPair {
 	b.Helper()
 	ctx := context.Background()
 	var (
@@ -118,6 +126,7 @@ func newBenchPair(b *testing.B, transport string) *benchPair {
 	default:
 		b.Fatalf("unknown transport %q", transport)
 	}
+	opts.TracerProvider = tp
 	rt, err := heddle.Open(ctx, compilePlan(b, api, benchAgent), opts)
 	if err != nil {
 		b.Fatalf("Open: %v", err)

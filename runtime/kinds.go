@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/plan"
@@ -72,6 +73,15 @@ type KindEnv struct {
 	// Eager has dependencies that would be connected on first use
 	// connected at start-up instead (see Options.Eager).
 	Eager bool
+
+	// TracerProvider makes the spans of the kind's requests, children of
+	// the call's execute_tool span in ctx; TraceContent allows arguments
+	// and results in them (see Options).
+	TracerProvider trace.TracerProvider
+	TraceContent   bool
+	// OnMCPOperation is told of each request sent to an MCP server; nil
+	// when nobody listens.
+	OnMCPOperation func(MCPOperation)
 }
 
 // Instance is a kind opened for one Runtime.

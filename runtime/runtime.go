@@ -45,6 +45,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/heddlehq/heddle/config"
@@ -100,6 +102,17 @@ type Options struct {
 
 	// previous is the generation Reopen opens from, while it opens.
 	previous *Runtime
+	// TracerProvider makes the spans of calls, and of the kinds' requests
+	// (see docs/observability.md). Default: the global provider
+	// (otel.GetTracerProvider), a no-op unless a program installs one.
+	TracerProvider trace.TracerProvider
+	// TraceContent records tools' arguments and results in spans. Default
+	// false: spans carry names, ids and codes only.
+	TraceContent bool
+	// OnMCPOperation, when set, is told of every request sent to an MCP
+	// server (for metrics). It runs on the sender's goroutine and must not
+	// block.
+	OnMCPOperation func(MCPOperation)
 }
 
 // MCPUse declares one direct use of a server by application code.
@@ -115,9 +128,10 @@ type MCPUse struct {
 
 // Runtime is one worker's live plan. See the package documentation.
 type Runtime struct {
-	plan *plan.Plan
-	opts Options
-	log  *slog.Logger
+	plan   *plan.Plan
+	opts   Options
+	log    *slog.Logger
+	tracer trace.Tracer
 
 	toolsGen  atomic.Uint64       // bumped when any dependency's tools go stale or change
 	instances map[string]Instance // the opened kinds, by name
@@ -207,6 +221,10 @@ func newRuntime(p *plan.Plan, opts Options) *Runtime {
 	if rt.opts.ClientVersion == "" {
 		rt.opts.ClientVersion = "devel"
 	}
+	if rt.opts.TracerProvider == nil {
+		rt.opts.TracerProvider = otel.GetTracerProvider()
+	}
+	rt.tracer = rt.opts.TracerProvider.Tracer(TracerName)
 	rt.supCtx, rt.supStop = context.WithCancel(context.Background())
 	return rt
 }
@@ -263,7 +281,8 @@ func (rt *Runtime) kindEnv(deadline time.Time, budget time.Duration) KindEnv {
 	return KindEnv{Plan: rt.plan, Secrets: o.Secrets, Logger: rt.log, HTTPTransport: o.HTTPTransport,
 		Closing: rt.supCtx, Deadline: deadline, Budget: budget, Events: events{rt},
 		LookupEnv: o.LookupEnv, ClientName: o.ClientName, ClientVersion: o.ClientVersion,
-		Elicitation: o.Elicitation, Sampling: o.Sampling, Dial: o.Dial, MCPUses: o.MCPUses, Lock: o.Lock, Eager: o.Eager}
+		Elicitation: o.Elicitation, Sampling: o.Sampling, Dial: o.Dial, MCPUses: o.MCPUses, Lock: o.Lock,
+		TracerProvider: o.TracerProvider, TraceContent: o.TraceContent, OnMCPOperation: o.OnMCPOperation, Eager: o.Eager}
 }
 
 // buildToolsets builds every agent's toolset and its name index.

@@ -312,6 +312,7 @@ type CallOption func(*callConfig)
 
 type callConfig struct {
 	progress func(Progress)
+	callID   string // the model's id of the call, for its span
 }
 
 // noCallOptions is the configuration of a call without options. Sources
@@ -358,11 +359,13 @@ func (t *Toolset) Call(ctx context.Context, name string, args map[string]any, op
 	// must, and the call itself runs under one timer set to whichever of
 	// the supervisor's and the transport's deadlines comes first.
 	sd := time.Now().Add(t.timeout)
+	ctx, span := t.startSpan(ctx, name, args, cc)
 	res, err := t.call(ctx, sd, name, args, cc)
 	if errors.Is(err, errSupervisor) {
 		err = diag.Wrap(diag.ToolTimeout, context.DeadlineExceeded, "agent %s: %s did not finish within tool_timeout_ms (%d ms)", t.agent.Name, name, t.agent.Policies.ToolTimeoutMS)
 		res = nil
 	}
+	t.endSpan(ctx, span, name, res, err)
 	if t.rt.opts.OnCall != nil {
 		t.observe(name, res, err, time.Since(start))
 	}
@@ -432,7 +435,7 @@ func (t *Toolset) call(ctx context.Context, sd time.Time, name string, args map[
 	switch d.Effect {
 	case policy.Deny:
 		if d.Cause != nil {
-			t.rt.log.Debug("policy evaluation failed", "agent", t.agent.Name, "tool", e.tool.Name, "reason", d.Cause.Error())
+			t.rt.log.DebugContext(ctx, "policy evaluation failed", "agent", t.agent.Name, "tool", e.tool.Name, "reason", d.Cause.Error())
 		}
 		return refusal(diag.ToolDenied, "%s", d.Reason), nil
 	case policy.Ask:
@@ -487,7 +490,7 @@ func (t *Toolset) call(ctx context.Context, sd time.Time, name string, args map[
 	}
 	// A source's error that carries no code is still a refusal the model
 	// reads, never an error without one.
-	t.rt.log.Debug("call failed without a code", "agent", t.agent.Name, "tool", e.tool.Name, "reason", err.Error())
+	t.rt.log.DebugContext(ctx, "call failed without a code", "agent", t.agent.Name, "tool", e.tool.Name, "reason", err.Error())
 	return refusal(diag.ToolUnavailable, "%s failed at its source; try again later", e.tool.Name), nil
 }
 

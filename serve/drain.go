@@ -129,6 +129,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.drain.wait(wctx)
 		cancel()
 		err = diag.Wrap(diag.ShuttingDown, ctx.Err(), "the drain was cut with %d requests in flight: they were cancelled and answered SHUTTING_DOWN", n)
+		s.metrics.Drained(true, int(n))
+	} else {
+		s.metrics.Drained(false, 0)
 	}
 	_ = s.srv.Close()
 	return err

@@ -103,7 +103,8 @@ type Server struct {
 	srv      *http.Server
 	drain    *drainState
 	// convs are the conversations' views (Heddle-Conversation).
-	convs *conversations
+	convs   *conversations
+	metrics *metrics.Metrics // nil: none
 }
 
 // New returns the front door of rt, as its plan's serve: section says. It
@@ -130,6 +131,7 @@ func New(ctx context.Context, rt *runtime.Runtime, opts *Options) (*Server, erro
 		conns:    newConnLimit(max(cfg.Limits.MaxConnections, 1)),
 		drain:    newDrainState(),
 		convs:    newConversations(),
+		metrics:  opts.Metrics,
 	}
 	a, err := newAuthenticator(ctx, cfg.Auth, authOptions(rt, opts), log)
 	if err != nil {
@@ -332,7 +334,7 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	res, err := v.Call(r.Context(), r.PathValue("tool"), args)
+	res, err := v.Call(incomingTrace(r), r.PathValue("tool"), args)
 	if err != nil {
 		s.runtimeError(w, r, err)
 		return

@@ -131,6 +131,11 @@ type Options struct {
 	// tool of that name, so that tests can change what one tool says. The
 	// flag is repeated, once per entry (JSON holds commas). Default: none.
 	Define []string
+	// TraceTool adds the tool trace_context, which returns the W3C trace
+	// context its call carried: traceparent and tracestate from the
+	// request's params._meta and, over HTTP, from its headers. Default:
+	// false.
+	TraceTool bool
 
 	// Logger receives the server's own log lines (and go-sdk's). It is not a
 	// flag: the heddle-testmcp binary logs to stderr. Default: nil, discard.
@@ -160,6 +165,7 @@ const (
 	FlagJSONResponse     = "json-response"
 	FlagDefine           = "define"
 	FlagAnnotationShapes = "annotation-shapes"
+	FlagTraceTool        = "trace-tool"
 )
 
 // RegisterFlags defines one flag per [Options] field (Logger aside) on fs and
@@ -188,6 +194,7 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.BoolVar(&o.JSONResponse, FlagJSONResponse, false, "Streamable HTTP: answer with application/json bodies rather than event streams")
 	fs.Var((*repeatValue)(&o.Define), FlagDefine, "`NAME=JSON`: decode a JSON object of tool fields over the extra tool NAME (repeat the flag for more)")
 	fs.BoolVar(&o.AnnotationShapes, FlagAnnotationShapes, false, "add the hints_* tools, each listed with annotations of one shape on the wire")
+	fs.BoolVar(&o.TraceTool, FlagTraceTool, false, "add the tool trace_context, which returns the trace context its call carried")
 	return o
 }
 
@@ -259,6 +266,9 @@ func (o *Options) Args() []string {
 	}
 	if o.AnnotationShapes {
 		add(FlagAnnotationShapes, "true")
+	}
+	if o.TraceTool {
+		add(FlagTraceTool, "true")
 	}
 	return args
 }

@@ -58,6 +58,7 @@ func TestOptionsArgsRoundTrip(t *testing.T) {
 			Stateless:        true,
 			JSONResponse:     true,
 			AnnotationShapes: true,
+			TraceTool:        true,
 		},
 	} {
 		t.Run(name, func(t *testing.T) {

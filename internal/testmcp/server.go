@@ -84,6 +84,9 @@ func newServer(opts *Options, exit func(int)) *server {
 	for _, name := range s.opts.Tools {
 		s.addEchoTool(name)
 	}
+	if s.opts.TraceTool {
+		addTool(s, &mcp.Tool{Name: TraceToolName, Description: "Returns the W3C trace context the call carried, in params._meta and in HTTP headers."}, traceContext)
+	}
 	for i := range s.opts.NumTools {
 		s.addEchoTool(fmt.Sprintf("tool_%03d", i))
 	}

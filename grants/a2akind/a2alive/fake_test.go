@@ -38,6 +38,7 @@ type fakeAgent struct {
 	polls   map[string]int
 	methods []string
 	version []string // A2A-Version headers seen on calls
+	traces  []string // traceparent headers seen on calls
 	cards   atomic.Int64
 }
 
@@ -94,6 +95,9 @@ func (f *fakeAgent) card(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *fakeAgent) rpc(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	f.traces = append(f.traces, r.Header.Get("traceparent"))
+	f.mu.Unlock()
 	var req struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`

@@ -175,7 +175,7 @@ func deref(a *answer) answer {
 // did not complete: the context's, *unreachableError (nothing answered, the
 // connection broke, or a 502 or 503 said the agent cannot be reached), or
 // TRANSPORT_TIMEOUT for a gateway's 504.
-func (a *agent) rpc(ctx context.Context, ep *endpoint, method string, params any) (json.RawMessage, *answer, error) {
+func (a *agent) rpc(ctx context.Context, ep *endpoint, method string, params any) (_ json.RawMessage, ans *answer, err error) {
 	id := a.ids.Add(1)
 	body, err := json.Marshal(rpcRequest{JSONRPC: "2.0", ID: id, Method: method, Params: params})
 	if err != nil {
@@ -185,6 +185,8 @@ func (a *agent) rpc(ctx context.Context, ep *endpoint, method string, params any
 	if err != nil {
 		return nil, nil, err
 	}
+	span := a.startRPC(ctx, req, ep, method, id)
+	defer func() { endRPC(span, ans, err) }()
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	if ep.legacy {

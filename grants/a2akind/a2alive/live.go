@@ -63,6 +63,8 @@ import (
 	"slices"
 	"sync"
 
+	"go.opentelemetry.io/otel/trace"
+
 	authlive "github.com/heddlehq/heddle/auth/authlive"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants/a2akind"
@@ -83,6 +85,7 @@ type Kind struct{}
 // Failure, Fatal when the agent is required.
 func (Kind) Open(ctx context.Context, env runtime.KindEnv) (runtime.Instance, []*runtime.Failure, error) {
 	inst := &instance{log: env.Logger, agents: map[string]*agent{}, startup: env.Plan.Startup.TimeoutMS}
+	inst.tp, inst.tracer = tracerOf(env)
 	inst.ctx, inst.stop = context.WithCancel(env.Closing)
 	base := env.HTTPTransport
 	if base == nil {
@@ -174,6 +177,8 @@ type instance struct {
 	agents  map[string]*agent // written only during Open
 	owned   *http.Transport   // the base transport, when the runtime gave none
 	startup int               // ms: the budget of one background attempt
+	tp      trace.TracerProvider
+	tracer  trace.Tracer
 
 	// ctx ends when the runtime closes or the instance does; supervisors
 	// stop then.

@@ -74,7 +74,7 @@ func (s *source) Call(ctx context.Context, _ *mcp.Tool, args map[string]any) (*m
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
 	case errors.As(err, &unreachable):
-		s.a.inst.log.Debug("remote agent call failed", "agent", s.a.name, "reason", unreachable.err.Error())
+		s.a.inst.log.DebugContext(ctx, "remote agent call failed", "agent", s.a.name, "reason", unreachable.err.Error())
 		s.a.markDown()
 		return nil, diag.Wrap(diag.ToolUnavailable, err, "the remote agent %s could not be reached; try again later", s.a.name)
 	}

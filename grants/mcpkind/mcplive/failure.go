@@ -100,6 +100,7 @@ func (w *ioWatch) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 func (w *ioWatch) Write(ctx context.Context, msg jsonrpc.Message) error {
+	recordRequestID(ctx, msg)
 	err := w.Connection.Write(ctx, msg)
 	if err != nil {
 		w.note(err)

@@ -50,6 +50,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/heddlehq/heddle/auth/authlive"
@@ -69,6 +70,8 @@ type Kind struct{}
 type instance struct {
 	env      runtime.KindEnv
 	log      *slog.Logger
+	tp       trace.TracerProvider
+	tracer   trace.Tracer
 	specs    mcpkind.Servers
 	servers  map[string]*server
 	releases []func() // in the order the servers finished opening: Close goes backwards
@@ -91,6 +94,7 @@ func (Kind) Open(ctx context.Context, env runtime.KindEnv) (runtime.Instance, []
 func open(ctx context.Context, env runtime.KindEnv, prev *instance) (runtime.Instance, []*runtime.Failure, error) {
 	inst := &instance{env: env, log: env.Logger, specs: mcpkind.PlanServers(env.Plan),
 		servers: map[string]*server{}, sources: map[string]*source{}}
+	inst.tp, inst.tracer = tracerOf(env)
 	names, err := inst.needed()
 	if err != nil {
 		return inst, nil, err
@@ -233,6 +237,8 @@ func (i *instance) newServer(name string) *server {
 		ElicitationHandler:          i.elicitationHandler(name),
 		CreateMessageHandler:        i.samplingHandler(name),
 	})
+	s.peerAttrs = peerAttributes(spec)
+	s.client.AddSendingMiddleware(s.traced)
 	return s
 }
 

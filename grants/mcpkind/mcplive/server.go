@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/heddlehq/heddle/auth/authlive"
 	"github.com/heddlehq/heddle/diag"
@@ -40,6 +41,8 @@ type server struct {
 	env    []string // resolved child environment (stdio)
 	httpT  *http.Transport
 	stderr *childproc.StderrLog
+
+	peerAttrs []attribute.KeyValue // of every span of its requests
 
 	stale atomic.Bool // a list_changed arrived; re-list before the next use
 	slots *slots      // max_concurrent; nil: no bound
@@ -179,6 +182,7 @@ func (s *server) httpClient(at *attempt, limit int) *http.Client {
 	if s.strat != nil {
 		rt = s.strat.Wrap(rt)
 	}
+	rt = tracingTransport{next: rt}
 	at.status = &statusWatch{next: rt}
 	return &http.Client{Transport: bodylimit.Transport(at.status, limit), CheckRedirect: sameOrigin}
 }
@@ -254,7 +258,9 @@ func (s *server) connect(ctx context.Context) error {
 }
 
 // dial makes one connection attempt. Its error is coded and says why.
-func (s *server) dial(ctx context.Context) (*mcp.ClientSession, *exec.Cmd, *attempt, error) {
+func (s *server) dial(ctx context.Context) (_ *mcp.ClientSession, _ *exec.Cmd, _ *attempt, err error) {
+	ctx, span := s.startSpan(ctx, "connect")
+	defer func() { endSpan(span, err) }()
 	t, at := s.transport()
 	var opts *mcp.ClientSessionOptions
 	if v := s.spec.ProtocolVersion; v != "" && v != "auto" {
@@ -354,7 +360,7 @@ func (s *server) broken(sess *mcp.ClientSession, err error) {
 // not be listed before). It returns nil at once when the server is ready,
 // and otherwise the coded error of why it is still not; a server lost
 // again during the attempt is reported, so that the loop goes on.
-func (s *server) reconnect(ctx context.Context) error {
+func (s *server) reconnect(ctx context.Context) (err error) {
 	s.mu.Lock()
 	if s.closing || s.state == runtime.StateReady {
 		s.mu.Unlock()
@@ -362,10 +368,12 @@ func (s *server) reconnect(ctx context.Context) error {
 	}
 	s.recovering = true
 	s.mu.Unlock()
+	ctx, span := s.startSpan(ctx, "reconnect")
 	defer func() {
 		s.mu.Lock()
 		s.recovering = false
 		s.mu.Unlock()
+		endSpan(span, err)
 	}()
 	actx, cancel := context.WithTimeout(ctx, s.inst.env.Budget)
 	defer cancel()
@@ -458,6 +466,7 @@ func (s *server) session(ctx context.Context) (*mcp.ClientSession, error) {
 	if sess, err := s.readySession(); sess != nil || err != nil {
 		return sess, err
 	}
+	event(ctx, "heddle.recheck", attribute.String("heddle.server", s.name))
 	s.recheck(ctx)
 	if sess, err := s.readySession(); sess != nil || err != nil {
 		return sess, err

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/internal/msglimit"
@@ -119,9 +120,9 @@ func (m *source) list(ctx context.Context) (tools, orig []*mcp.Tool, gen uint64,
 			continue
 		}
 		if !m.inst.env.Lock.Pinned(m.srv.name, t) && m.srv.pinningWarn() {
-			m.srv.log.Warn("tool changed since heddle.lock was written; ai.pinning is warn, so it is offered as the server describes it now", "server", m.srv.name, "tool", t.Name, "code", diag.ToolDefinitionChanged)
+			m.srv.log.WarnContext(ctx, "tool changed since heddle.lock was written; ai.pinning is warn, so it is offered as the server describes it now", "server", m.srv.name, "tool", t.Name, "code", diag.ToolDefinitionChanged)
 		} else if !m.inst.env.Lock.Pinned(m.srv.name, t) {
-			m.srv.log.Error("tool changed since heddle.lock was written; it is withheld", "server", m.srv.name, "tool", t.Name, "code", diag.ToolDefinitionChanged)
+			m.srv.log.ErrorContext(ctx, "tool changed since heddle.lock was written; it is withheld", "server", m.srv.name, "tool", t.Name, "code", diag.ToolDefinitionChanged)
 			continue
 		}
 		c, class := m.srv.classify(t)
@@ -212,6 +213,9 @@ func (m *source) call(ctx context.Context, t *mcp.Tool, args map[string]any) (*m
 	}
 	defer m.srv.release()
 	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			event(ctx, "heddle.retry", attribute.Int("heddle.attempt", attempt+1))
+		}
 		sess, err := m.srv.session(ctx)
 		if err != nil {
 			return nil, err
@@ -237,7 +241,7 @@ func (m *source) call(ctx context.Context, t *mcp.Tool, args map[string]any) (*m
 			reason, _ := netReason(err, m.srv.host())
 			return nil, diag.Wrap(diag.ToolUnavailable, err, "server %s cannot be reached: %s; reconnecting", m.srv.name, reason)
 		case failTransient:
-			m.srv.log.Debug("call rejected by transport", "server", m.srv.name, "reason", err.Error())
+			m.srv.log.DebugContext(ctx, "call rejected by transport", "server", m.srv.name, "reason", err.Error())
 			if reason, _ := netReason(err, m.srv.host()); reason != "" {
 				return nil, diag.Wrap(diag.ToolUnavailable, err, "the request to server %s failed: %s; try again later", m.srv.name, reason)
 			}

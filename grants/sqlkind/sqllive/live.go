@@ -53,6 +53,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/config"
@@ -93,6 +94,7 @@ type engine interface {
 func (Kind) Open(ctx context.Context, env runtime.KindEnv) (runtime.Instance, []*runtime.Failure, error) {
 	res := env.Secrets
 	inst := &instance{dbs: map[string]*database{}, log: env.Logger}
+	inst.tp, inst.tracer = tracerOf(env)
 	inst.ctx, inst.cancel = context.WithCancel(env.Closing)
 	sources := sqlkind.PlanSources(env.Plan)
 	for _, name := range config.SortedKeys(sources) {
@@ -147,6 +149,8 @@ func (Kind) Open(ctx context.Context, env runtime.KindEnv) (runtime.Instance, []
 type instance struct {
 	dbs    map[string]*database
 	log    *slog.Logger
+	tp     trace.TracerProvider
+	tracer trace.Tracer
 	ctx    context.Context // done when the runtime or the instance closes
 	cancel context.CancelFunc
 
@@ -591,13 +595,22 @@ func (s *source) Call(ctx context.Context, tool *mcp.Tool, args map[string]any) 
 		// keeps the connection; this deadline is the backstop.
 		timeout += 250 * time.Millisecond
 	}
-	rctx, cancel := context.WithTimeout(ctx, timeout)
+	sctx, span := s.startStatement(ctx, ts.statement, text)
+	rctx, cancel := context.WithTimeout(sctx, timeout)
 	defer cancel()
 	lim := limits{rows: s.db.spec.MaxRows, bytes: s.db.spec.MaxBytes}
 	t, err := eng.run(rctx, text, binds, lim)
 	if err == nil {
+		span.End()
 		return t.toolResult(lim), nil
 	}
+	res, err := s.failed(ctx, rctx, eng, tool, err)
+	endStatement(span, res, err)
+	return res, err
+}
+
+// failed is the answer of a statement that failed with err.
+func (s *source) failed(ctx, rctx context.Context, eng engine, tool *mcp.Tool, err error) (*mcp.CallToolResult, error) {
 	switch {
 	case ctx.Err() != nil:
 		return nil, ctx.Err()

@@ -176,7 +176,7 @@ func (s *source) Call(ctx context.Context, tool *mcp.Tool, args map[string]any) 
 	}
 	defer func() {
 		if v := recover(); v != nil {
-			s.log.Error("use case panicked", "usecase", op.Key(), "agent", s.agent,
+			s.log.ErrorContext(ctx, "use case panicked", "usecase", op.Key(), "agent", s.agent,
 				"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 			res, err = errorResult("use case "+op.Key()+" failed with an internal error"), nil
 		}
@@ -190,7 +190,7 @@ func (s *source) Call(ctx context.Context, tool *mcp.Tool, args map[string]any) 
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
-		s.log.Error("use case output cannot be encoded", "usecase", op.Key(), "agent", s.agent, "reason", err.Error())
+		s.log.ErrorContext(ctx, "use case output cannot be encoded", "usecase", op.Key(), "agent", s.agent, "reason", err.Error())
 		return errorResult("use case " + op.Key() + " returned a result that cannot be encoded as JSON"), nil
 	}
 	r := &result{}
