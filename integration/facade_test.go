@@ -182,4 +182,3 @@ func startHeddleServe(t *testing.T, heddleBin, dir string) string {
 	}
 	return ""
 }
-
