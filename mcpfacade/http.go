@@ -90,6 +90,11 @@ func NewHandler(opts *HandlerOptions) *Handler {
 		// only, would contradict behind a proxy on loopback.
 		DisableLocalhostProtection: true,
 		MaxRequestBodyBytes:        h.opts.MaxBodyBytes,
+		// A host whose stream breaks resumes it (Last-Event-ID) without
+		// losing the answer of a call: the events of each session are kept
+		// in memory, 10 MiB at most over every session, and dropped when
+		// the session ends.
+		EventStore: mcp.NewMemoryEventStore(nil),
 	})
 	return h
 }
