@@ -83,6 +83,12 @@ func TestMCPFacade(t *testing.T) {
 	if r := f.send(req); r.status != http.StatusForbidden || !r.contains(string(diag.Forbidden)) {
 		t.Errorf("a foreign Host: %d %s, want 403 FORBIDDEN", r.status, r.body)
 	}
+	req = f.mcpRequest("POST", "/mcp/tools", initialize, "alice")
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	req.Header.Set("Origin", "https://evil.example")
+	if r := f.send(req); r.status != http.StatusForbidden || !r.contains(string(diag.Forbidden)) {
+		t.Errorf("a browser's request from another origin: %d %s, want 403 FORBIDDEN", r.status, r.body)
+	}
 
 	alice := connectMCP(t, f, "tools", "alice", "dev")
 	ctx := context.Background()
