@@ -64,7 +64,9 @@ func benchSides(b *testing.B, tool string) map[string]func() error {
 	// In memory: one session, served by Serve.
 	st, ct := mcp.NewInMemoryTransports()
 	served := make(chan error, 1)
-	go func() { served <- mcpfacade.Serve(ctx, ts, st, &mcpfacade.Options{Agent: "b", Caller: benchCaller, Watch: rt.Watch}) }()
+	go func() {
+		served <- mcpfacade.Serve(ctx, ts, st, &mcpfacade.Options{Agent: "b", Caller: benchCaller, Watch: rt.Watch})
+	}()
 	mem, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, nil)
 	if err != nil {
 		b.Fatal(err)
