@@ -82,6 +82,18 @@ func TestOnlyTheCommandLinksTheTracingSDK(t *testing.T) {
 	}
 }
 
+// TestFacadeNamesNoKind: the MCP facade serves any toolset through the
+// runtime's Toolset, so it depends on no kind, no strategy and no front
+// door (serve imports it, not the other way round).
+func TestFacadeNamesNoKind(t *testing.T) {
+	t.Parallel()
+	assertNoDeps(t, module+"/mcpfacade",
+		`^github\.com/heddlehq/heddle/grants/`,
+		`^github\.com/heddlehq/heddle/(builtin|serve|heddlecmd)$`,
+		`^github\.com/heddlehq/heddle/auth/`,
+		`grpc`, `go-plugin`, `pgx`, `^modernc\.org/sqlite(/|$)`)
+}
+
 // assertNoDeps fails t when pkg, or any package it imports directly or not,
 // has an import path matching one of the regular expressions forbidden. It
 // reports every such package, with the pattern it matched. One rule of the

@@ -118,6 +118,7 @@ func Compile(in Input) (*plan.Plan, diag.Diagnostics) {
 	dep.Index.Locate(sds)
 	ds = append(ds, sds...)
 	p.Serve = srv
+	p.MCP = plan.MCP{Identity: dep.MCP.Identity}
 
 	// Each kind's part, once every grant has been resolved.
 	for _, k := range kinds.Kinds() {

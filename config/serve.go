@@ -1,13 +1,14 @@
 package config
 
 // Serve is the serve: section of api.yaml: the worker's own front door,
-// what `heddle serve` answers on. It says who may call the invoke API (and,
-// later, the MCP facade), which Host headers are accepted, and how much one
-// worker takes in at once.
+// what `heddle serve` answers on. It says who may call the invoke API and
+// the MCP facade, which Host headers are accepted, and how much one worker
+// takes in at once.
 type Serve struct {
-	// Auth says how callers of /v1/ are authenticated. Without it, serve
-	// refuses to listen on an address that is not loopback, and on loopback
-	// refuses /v1/ calls: kind none must be written to allow them.
+	// Auth says how callers of /v1/ and /mcp/ are authenticated. Without
+	// it, serve refuses to listen on an address that is not loopback, and
+	// on loopback refuses /v1/ and /mcp/ requests: kind none must be
+	// written to allow them.
 	Auth *ServeAuth `koanf:"auth" json:"auth,omitempty"`
 	// Hosts are the host names accepted in a request's Host header besides
 	// localhost (on a loopback or all-interfaces listen address); an IP

@@ -12,6 +12,8 @@ type Deployment struct {
 	AI AI `koanf:"ai"`
 	// Serve is the worker's front door (heddle serve).
 	Serve Serve `koanf:"serve"`
+	// MCP is heddle as an MCP server (heddle mcp).
+	MCP MCP `koanf:"mcp"`
 
 	// Sources lists the layers the deployment was merged from, in order
 	// (file names, and "env" when HEDDLE_ variables were applied).

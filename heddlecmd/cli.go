@@ -62,6 +62,7 @@ func (g *globals) noteSet(fs *flag.FlagSet) {
 // env is one invocation's surroundings.
 type env struct {
 	stdout, stderr io.Writer
+	stdin          io.Reader // heddle mcp's protocol; nil is an empty input
 	g              globals
 	environ        []string
 	flags          *flag.FlagSet // the command's, once parsed
@@ -113,6 +114,8 @@ func (e *env) dispatch(name string, args []string) int {
 		return e.health(args)
 	case "serve":
 		return e.serve(args)
+	case "mcp":
+		return e.mcpServe(args)
 	case "lock":
 		return e.lock(args)
 	case "help":

@@ -158,7 +158,7 @@ func (e *env) candidates(words []string, cur string) []string {
 		return out
 	case cmd == "completion" && len(pos) == 0:
 		names = shells
-	case (cmd == "tools" || cmd == "call") && len(pos) == 0:
+	case (cmd == "tools" || cmd == "call" || cmd == "mcp") && len(pos) == 0:
 		names = e.agentNames()
 	case cmd == "call" && len(pos) == 1:
 		names = e.toolNames(pos[0])

@@ -1,5 +1,5 @@
 // Package heddlecmd is the heddle command as a library: the subcommands
-// (check, plan, tools, call, health, serve, lock, version, help,
+// (check, plan, tools, call, health, serve, mcp, lock, version, help,
 // completion), their flags, their output and their exit codes. The stock
 // binary, cmd/heddle, is nothing but a call to Main; an application builds
 // its own worker the same way, after registering its own operations as use
@@ -75,13 +75,14 @@ func Main() {
 // Run runs the command with args (without the program name), writing to
 // stdout and stderr, and returns its exit code: ExitOK, ExitFail or
 // ExitUsage. It reads the process's environment (HEDDLE_* variables, secret
-// references) and, for serve, its signals. Tests and applications with wiring
+// references), for serve and mcp its signals, and for mcp its standard
+// input (the MCP protocol, with stdout). Tests and applications with wiring
 // of their own call it instead of Main.
 func Run(args []string, stdout, stderr io.Writer, opts Options) int {
 	kinds := opts.Kinds
 	if kinds == nil {
 		kinds = builtin.Default()
 	}
-	return mainEnv(&env{stdout: stdout, stderr: stderr, environ: os.Environ(), g: defaultGlobals(),
+	return mainEnv(&env{stdout: stdout, stderr: stderr, stdin: os.Stdin, environ: os.Environ(), g: defaultGlobals(),
 		example: opts.Example, kinds: kinds.Grants(), live: kinds.Runtime()}, args)
 }

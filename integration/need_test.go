@@ -57,6 +57,12 @@ var requirements = map[string]func() (string, error){
 	"server-filesystem": memo(func() (string, error) {
 		return npmFile("@modelcontextprotocol/server-filesystem/dist/index.js")
 	}),
+	// typescript-sdk is the package directory of @modelcontextprotocol/sdk,
+	// the TypeScript SDK the facade's tests drive as a host.
+	"typescript-sdk": memo(func() (string, error) {
+		p, err := npmFile("@modelcontextprotocol/sdk/package.json")
+		return filepath.Dir(p), err
+	}),
 	// oidc-provider is integration/oidc/server.mjs, an OpenID provider on
 	// npm's oidc-provider, with its packages installed by setup.sh.
 	"oidc-provider": memo(func() (string, error) {

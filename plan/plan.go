@@ -49,6 +49,8 @@ type Plan struct {
 	Secrets Secrets `json:"secrets"`
 	// Serve is the worker's front door (heddle serve).
 	Serve Serve `json:"serve"`
+	// MCP is heddle as an MCP server (heddle mcp).
+	MCP MCP `json:"mcp"`
 
 	Agents map[string]*Agent `json:"agents"`
 }
@@ -85,13 +87,18 @@ func (p *Plan) MarshalJSON() ([]byte, error) {
 		AuthPlugins map[string]*AuthPlugin `json:"auth_plugins,omitempty"`
 		Secrets     Secrets                `json:"secrets"`
 		Serve       Serve                  `json:"serve"`
+		MCP         *MCP                   `json:"mcp,omitempty"`
 		Agents      map[string]*Agent      `json:"agents"`
 	}
 	head, err := json.Marshal(fields{p.Version, p.Env, p.Sources, p.Startup})
 	if err != nil {
 		return nil, err
 	}
-	tail, err := json.Marshal(rest{p.AuthPlugins, p.Secrets, p.Serve, p.Agents})
+	var mcp *MCP // written only when set, so that plans without it read as before
+	if p.MCP.Identity != nil {
+		mcp = &p.MCP
+	}
+	tail, err := json.Marshal(rest{p.AuthPlugins, p.Secrets, p.Serve, mcp, p.Agents})
 	if err != nil {
 		return nil, err
 	}

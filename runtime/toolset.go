@@ -313,6 +313,9 @@ type CallOption func(*callConfig)
 type callConfig struct {
 	progress func(Progress)
 	callID   string // the model's id of the call, for its span
+	// approver and approverSet are WithApprover's (approve.go).
+	approver    Approver
+	approverSet bool
 }
 
 // noCallOptions is the configuration of a call without options. Sources
@@ -440,9 +443,9 @@ func (t *Toolset) call(ctx context.Context, sd time.Time, name string, args map[
 		return refusal(diag.ToolDenied, "%s", d.Reason), nil
 	case policy.Ask:
 		approved := false
-		if t.rt.opts.Approver != nil {
+		if approve := t.approver(cc); approve != nil {
 			ok, err := bounded(ctx, sd, func(actx context.Context) (bool, error) {
-				return t.rt.opts.Approver(actx, ApprovalRequest{Agent: t.agent.Name, Tool: e.tool, Args: args, Caller: caller, Reason: d.Reason})
+				return approve(actx, ApprovalRequest{Agent: t.agent.Name, Tool: e.tool, Args: args, Caller: caller, Reason: d.Reason})
 			})
 			if err != nil {
 				return nil, err

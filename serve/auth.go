@@ -37,7 +37,7 @@ func newAuthenticator(ctx context.Context, a *plan.ServeAuth, opts *Options, log
 	}
 	switch a.Kind {
 	case config.ServeAuthNone:
-		log.Warn("serve.auth kind none: every caller of /v1/ is anonymous; use it only for development")
+		log.Warn("serve.auth kind none: every caller of /v1/ and /mcp/ is anonymous; use it only for development")
 		return none{}, nil
 	case config.ServeAuthTrustedHeaders:
 		return newTrustedHeaders(a)

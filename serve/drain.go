@@ -122,6 +122,9 @@ func (d *drainState) wait(ctx context.Context) bool {
 func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.drain.begin()
 	s.srv.SetKeepAlivesEnabled(false)
+	// MCP sessions end now: their streams would hold the drain open.
+	mcpClosed := s.closeMCP()
+	defer waitMCP(mcpClosed)
 	if !s.drain.wait(ctx) {
 		n := s.drain.inFlight.Load()
 		s.drain.cancel()

@@ -10,6 +10,7 @@
 //	GET  /v1/agents                          the agents: name, description, tool count
 //	GET  /v1/agents/{agent}/tools            the agent's tools
 //	POST /v1/agents/{agent}/tools/{tool}     one call; the body is the arguments
+//	POST, GET, DELETE /mcp/{agent}           the agent's tools as an MCP server (Streamable HTTP)
 //
 // The tools of a grant that says defer are listed, and may be called,
 // only once the conversation's model has loaded them with load_tools: a
@@ -51,6 +52,7 @@ import (
 	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/health"
+	"github.com/heddlehq/heddle/mcpfacade"
 	"github.com/heddlehq/heddle/metrics"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
@@ -105,6 +107,8 @@ type Server struct {
 	// convs are the conversations' views (Heddle-Conversation).
 	convs   *conversations
 	metrics *metrics.Metrics // nil: none
+	// mcp is the MCP facade at /mcp/{agent} (mcp.go).
+	mcp *mcpfacade.Handler
 }
 
 // New returns the front door of rt, as its plan's serve: section says. It
@@ -138,6 +142,7 @@ func New(ctx context.Context, rt *runtime.Runtime, opts *Options) (*Server, erro
 		return nil, err
 	}
 	s.auth = a
+	s.mcp = s.newMCP()
 	s.origin.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		Error(w, http.StatusForbidden, diag.New(diag.Forbidden, "a browser sent this request from a page of another origin (Sec-Fetch-Site or Origin): the API is for services, not for pages"))
 	}))
@@ -169,6 +174,7 @@ func (s *Server) routes(m *metrics.Metrics) {
 	handle("GET", "/v1/agents", s.authenticated(s.listAgents))
 	handle("GET", "/v1/agents/{agent}/tools", s.authenticated(s.listTools))
 	handle("POST", "/v1/agents/{agent}/tools/{tool}", jsonOnly(s.authenticated(s.call)))
+	s.routeMCP(handle)
 	for _, path := range order {
 		methods := allowed[path]
 		if slices.Contains(methods, "GET") {

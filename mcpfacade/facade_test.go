@@ -1,0 +1,233 @@
+package mcpfacade_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/heddlehq/heddle"
+	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/internal/plantest"
+	"github.com/heddlehq/heddle/internal/testmcp"
+	"github.com/heddlehq/heddle/mcpfacade"
+	"github.com/heddlehq/heddle/runtime"
+)
+
+// inMemoryServer is an ai: section with one MCP server, srv, reached over
+// an in-memory transport (testmcp.DialInMemory): the project's test
+// server, whose add_tool is destructive.
+const inMemoryServer = "ai:\n  mcp_servers:\n    srv: {url: http://127.0.0.1:1/mcp}\n"
+
+// agent grants srv, asks approval for destructive tools, and lets only
+// callers with the sre role call add.
+const agent = "description: Tools of the test server.\ncapabilities: [{kind: mcp, server: srv}]\n" +
+	"policies:\n  approval: ask\n  rules:\n    - {when: 'tool.original_name == \"add\" && !(\"sre\" in caller.roles)', effect: deny}\n"
+
+// openRuntime opens a runtime of agent x over an in-memory test server
+// whose add_tool is destructive; it is closed when the test ends.
+func openRuntime(t testing.TB) *runtime.Runtime {
+	t.Helper()
+	p := plantest.Must(t, inMemoryServer, map[string]string{"x": agent})
+	rt, err := runtime.Open(context.Background(), p, runtime.Options{Dial: testmcp.DialInMemory(t, &testmcp.Options{Destructive: []string{"add_tool"}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rt.Close() })
+	return rt
+}
+
+// host is a go-sdk client connected to a facade session of agent x over
+// in-memory transports.
+type host struct {
+	cs      *mcp.ClientSession
+	changed chan struct{}
+}
+
+// connect serves agent x of rt as caller to a client with copts (its
+// list_changed handler is the host's); everything ends with the test.
+func connect(t *testing.T, rt *runtime.Runtime, caller heddle.Identity, copts *mcp.ClientOptions) *host {
+	t.Helper()
+	ts, err := rt.Toolset("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	st, ct := mcp.NewInMemoryTransports()
+	served := make(chan error, 1)
+	go func() {
+		served <- mcpfacade.Serve(ctx, ts, st, &mcpfacade.Options{Agent: "x", Caller: caller, Watch: rt.Watch})
+	}()
+	h := &host{changed: make(chan struct{}, 16)}
+	if copts == nil {
+		copts = &mcp.ClientOptions{}
+	}
+	copts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) {
+		select {
+		case h.changed <- struct{}{}:
+		default:
+		}
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, copts).Connect(ctx, ct, nil)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	h.cs = cs
+	t.Cleanup(func() {
+		_ = cs.Close()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		cancel()
+	})
+	return h
+}
+
+func (h *host) call(t *testing.T, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := h.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+func (h *host) names(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	for tool, err := range h.cs.Tools(context.Background(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, tool.Name)
+	}
+	return out
+}
+
+// TestToolsAreTheToolsets: the host lists the toolset's tools, under their
+// model-facing names and with their descriptions and hints, and calls
+// them through the toolset.
+func TestToolsAreTheToolsets(t *testing.T) {
+	t.Parallel()
+	rt := openRuntime(t)
+	h := connect(t, rt, heddle.Identity{Subject: "alice"}, nil)
+	ts, _ := rt.Toolset("x")
+	want, err := ts.Tools(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*mcp.Tool{}
+	for tool, err := range h.cs.Tools(context.Background(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[tool.Name] = tool
+	}
+	if len(got) != len(want) {
+		t.Fatalf("the host lists %d tools, the toolset has %d", len(got), len(want))
+	}
+	for _, w := range want {
+		g := got[w.Name]
+		if g == nil {
+			t.Errorf("%s is not listed", w.Name)
+			continue
+		}
+		if g.Description != w.Description || g.Annotations == nil || g.Annotations.ReadOnlyHint != w.ReadOnly || g.Annotations.DestructiveHint == nil || *g.Annotations.DestructiveHint != w.Destructive {
+			t.Errorf("%s is listed as %+v (annotations %+v), the toolset has %+v", w.Name, g, g.Annotations, w)
+		}
+	}
+	if res := h.call(t, "echo", map[string]any{"text": "hi"}); res.IsError || plantest.Text(res) != "hi" {
+		t.Errorf("echo = %q (isError %v)", plantest.Text(res), res.IsError)
+	}
+	// Policies see the session's caller: alice has no sre role.
+	if res := h.call(t, "add", map[string]any{"a": 1, "b": 2}); runtime.RefusalCode(res) != diag.ToolDenied {
+		t.Errorf("add as alice: code %q, want TOOL_DENIED", runtime.RefusalCode(res))
+	}
+	// Arguments that are not an object, and an unknown tool.
+	if res := h.call(t, "echo", map[string]any{}); runtime.RefusalCode(res) != diag.ToolArgsInvalid {
+		t.Errorf("echo without text: code %q, want TOOL_ARGS_INVALID", runtime.RefusalCode(res))
+	}
+}
+
+// TestCallerOfTheSession: the session's caller is the caller of every
+// call, as policies see it.
+func TestCallerOfTheSession(t *testing.T) {
+	t.Parallel()
+	rt := openRuntime(t)
+	h := connect(t, rt, heddle.Identity{Subject: "sam", Roles: []string{"sre"}}, nil)
+	if res := h.call(t, "add", map[string]any{"a": 1, "b": 2}); res.IsError || plantest.Text(res) != `{"sum":3}` {
+		t.Errorf("add as an sre = %q (code %q)", plantest.Text(res), runtime.RefusalCode(res))
+	}
+}
+
+// TestApprovalByElicitation: a destructive tool's call is asked of the
+// host's user: accept runs it, decline and cancel refuse it with
+// TOOL_APPROVAL_REQUIRED, and a host that cannot elicit gets the refusal
+// without being asked.
+func TestApprovalByElicitation(t *testing.T) {
+	t.Parallel()
+	rt := openRuntime(t)
+	for _, action := range []string{"accept", "decline", "cancel", ""} {
+		t.Run("action="+action, func(t *testing.T) {
+			var asked []string
+			copts := &mcp.ClientOptions{}
+			if action != "" {
+				copts.ElicitationHandler = func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					asked = append(asked, req.Params.Message)
+					return &mcp.ElicitResult{Action: action}, nil
+				}
+			}
+			h := connect(t, rt, heddle.Identity{Subject: "alice"}, copts)
+			res := h.call(t, "add_tool", map[string]any{"name": "made_by_" + action})
+			wantAsked := 1
+			switch action {
+			case "accept":
+				if res.IsError {
+					t.Errorf("add_tool accepted: code %q (%s)", runtime.RefusalCode(res), plantest.Text(res))
+				}
+			case "":
+				wantAsked = 0
+				fallthrough
+			default:
+				if runtime.RefusalCode(res) != diag.ToolApprovalRequired {
+					t.Errorf("add_tool %s: code %q (%s), want TOOL_APPROVAL_REQUIRED", action, runtime.RefusalCode(res), plantest.Text(res))
+				}
+			}
+			if len(asked) != wantAsked {
+				t.Fatalf("the host was asked %d times, want %d", len(asked), wantAsked)
+			}
+		})
+	}
+}
+
+// TestListChangedIsForwarded: when an upstream server's tools change, the
+// host is sent notifications/tools/list_changed and lists the new tool.
+func TestListChangedIsForwarded(t *testing.T) {
+	t.Parallel()
+	rt := openRuntime(t)
+	h := connect(t, rt, heddle.Identity{Subject: "alice"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+	})
+	if slices.Contains(h.names(t), "fresh") {
+		t.Fatal("fresh is listed before it is added")
+	}
+	if res := h.call(t, "add_tool", map[string]any{"name": "fresh"}); res.IsError {
+		t.Fatalf("add_tool: %s", plantest.Text(res))
+	}
+	select {
+	case <-h.changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no notifications/tools/list_changed within 10 s of the upstream change")
+	}
+	if !slices.Contains(h.names(t), "fresh") {
+		t.Errorf("after list_changed the host lists %v, without fresh", h.names(t))
+	}
+	if res := h.call(t, "fresh", map[string]any{"k": "v"}); res.IsError {
+		t.Errorf("fresh: %s", plantest.Text(res))
+	}
+}

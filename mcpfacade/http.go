@@ -1,0 +1,210 @@
+package mcpfacade
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"maps"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/heddlehq/heddle"
+	"github.com/heddlehq/heddle/diag"
+)
+
+// HandlerOptions configure a Handler. The zero value of each field has the
+// default its comment gives.
+type HandlerOptions struct {
+	// Toolset returns the toolset a new session of agent serves; it is
+	// called once per session. Its error (AGENT_UNKNOWN, say) is answered
+	// with its code. Required.
+	Toolset func(agent string) (Toolset, error)
+	// Agent returns the agent a request is for (its path's {agent}).
+	// Required.
+	Agent func(r *http.Request) string
+	// Session is what each session's Options start from; Agent and Caller
+	// are set per session.
+	Session Options
+	// SessionTimeout ends a session no request has reached for this long.
+	// Default: 30 minutes.
+	SessionTimeout time.Duration
+	// MaxBodyBytes bounds a request's body. Default: 1 MiB.
+	MaxBodyBytes int64
+}
+
+// DefaultSessionTimeout is HandlerOptions.SessionTimeout's default.
+const DefaultSessionTimeout = 30 * time.Minute
+
+// A Handler serves the facade over Streamable HTTP (stateful sessions) for
+// any agent. Each initialize request opens a session for the caller on its
+// context (heddle.Caller: the front door authenticates before the
+// Handler); a later request of that session with another caller is
+// refused 403 FORBIDDEN, and one at another agent's path 404 NOT_FOUND.
+// The Handler checks neither Host nor Origin: the front door does (serve
+// refuses a Host it does not answer to, and a browser's cross-origin
+// request). It is safe for concurrent use; Close ends every session.
+type Handler struct {
+	opts HandlerOptions
+	mcp  *mcp.StreamableHTTPHandler
+	// template answers what go-sdk asks of a server for a request that
+	// opens no session (its protocol versions).
+	template *mcp.Server
+
+	mu       sync.Mutex
+	sessions map[string]*httpSession
+	closed   bool
+}
+
+type httpSession struct {
+	*session
+	agent string
+	ss    *mcp.ServerSession
+}
+
+type serverKey struct{}
+
+// NewHandler returns a Handler.
+func NewHandler(opts *HandlerOptions) *Handler {
+	h := &Handler{opts: *opts, sessions: map[string]*httpSession{}}
+	if h.opts.SessionTimeout <= 0 {
+		h.opts.SessionTimeout = DefaultSessionTimeout
+	}
+	if h.opts.MaxBodyBytes <= 0 {
+		h.opts.MaxBodyBytes = 1 << 20
+	}
+	h.template = mcp.NewServer(&mcp.Implementation{Name: "heddle"}, &mcp.ServerOptions{SupportedProtocolVersions: handshakeVersions})
+	h.mcp = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		if srv, ok := r.Context().Value(serverKey{}).(*mcp.Server); ok {
+			return srv
+		}
+		return h.template
+	}, &mcp.StreamableHTTPOptions{
+		SessionTimeout: h.opts.SessionTimeout,
+		Logger:         h.opts.Session.Logger,
+		// The front door checks the Host against the addresses and names
+		// it answers to (serve.hosts), which go-sdk's check, localhost
+		// only, would contradict behind a proxy on loopback.
+		DisableLocalhostProtection: true,
+		MaxRequestBodyBytes:        h.opts.MaxBodyBytes,
+		// A host whose stream breaks resumes it (Last-Event-ID) without
+		// losing the answer of a call: the events of each session are kept
+		// in memory, 10 MiB at most over every session, and dropped when
+		// the session ends.
+		EventStore: mcp.NewMemoryEventStore(nil),
+	})
+	return h
+}
+
+// ServeHTTP serves one request of the MCP Streamable HTTP transport.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	agent := h.opts.Agent(r)
+	caller := heddle.Caller(r.Context())
+	if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+		if s := h.session(id); s != nil {
+			switch {
+			case s.agent != agent:
+				writeError(w, http.StatusNotFound, diag.New(diag.NotFound, "this MCP session is not one of agent %s", diag.Clip(agent)))
+				return
+			case !sameCaller(s.opts.Caller, caller):
+				writeError(w, http.StatusForbidden, diag.New(diag.Forbidden, "this MCP session belongs to another caller"))
+				return
+			}
+		}
+		h.mcp.ServeHTTP(w, r)
+		return
+	}
+	if r.Method != http.MethodPost {
+		h.mcp.ServeHTTP(w, r)
+		return
+	}
+	ts, err := h.opts.Toolset(agent)
+	if err != nil {
+		status := http.StatusBadGateway
+		if diag.Has(err, diag.AgentUnknown) {
+			status = http.StatusNotFound
+		}
+		writeError(w, status, err)
+		return
+	}
+	so := h.opts.Session
+	so.Agent, so.Caller = agent, caller
+	id := rand.Text()
+	s, err := newSession(r.Context(), ts, &so, func() string { return id })
+	if err != nil {
+		if r.Context().Err() == nil {
+			writeError(w, http.StatusBadGateway, err)
+		}
+		return
+	}
+	hs := &httpSession{session: s, agent: agent}
+	s.ended = func() { h.forget(id) }
+	// The session is known by its id once the host is initialized.
+	inner := s.srv
+	inner.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "notifications/initialized" {
+				h.remember(id, hs, req.GetSession().(*mcp.ServerSession))
+			}
+			return next(ctx, method, req)
+		}
+	})
+	h.mcp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), serverKey{}, inner)))
+}
+
+func (h *Handler) session(id string) *httpSession {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.sessions[id]
+}
+
+// remember records an initialized session; once the Handler is closed, it
+// closes the session instead.
+func (h *Handler) remember(id string, s *httpSession, ss *mcp.ServerSession) {
+	h.mu.Lock()
+	closed := h.closed
+	if !closed {
+		s.ss = ss
+		h.sessions[id] = s
+	}
+	h.mu.Unlock()
+	if closed {
+		go ss.Close()
+	}
+}
+
+func (h *Handler) forget(id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.sessions, id)
+}
+
+// Close ends every session and waits for what each started to end. Later
+// sessions are closed as soon as they are initialized.
+func (h *Handler) Close() error {
+	h.mu.Lock()
+	h.closed = true
+	open := slices.Collect(maps.Values(h.sessions))
+	h.mu.Unlock()
+	for _, s := range open {
+		_ = s.ss.Close()
+		s.wait()
+	}
+	return nil
+}
+
+// sameCaller reports whether two identities are the same caller.
+func sameCaller(a, b heddle.Identity) bool {
+	return a.Subject == b.Subject && slices.Equal(a.Roles, b.Roles) && maps.Equal(a.Claims, b.Claims)
+}
+
+// writeError answers err as the front door does: {"error": {"code",
+// "message"}} with status.
+func writeError(w http.ResponseWriter, status int, err error) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"code": diag.CodeOf(err), "message": err.Error()}})
+}

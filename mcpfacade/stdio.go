@@ -1,0 +1,25 @@
+package mcpfacade
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Serve serves ts as one session on t (for `heddle mcp`, an
+// mcp.StdioTransport) until the host ends it (closes stdin) or ctx ends.
+// It fails before serving when the toolset cannot be listed (the context's
+// error, or TOOL_NAME_CONFLICT); once serving, it returns nil when the host
+// ends the session.
+func Serve(ctx context.Context, ts Toolset, t mcp.Transport, opts *Options) error {
+	s, err := newSession(ctx, ts, opts, nil)
+	if err != nil {
+		return err
+	}
+	err = s.srv.Run(ctx, t)
+	s.wait()
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,86 @@
+package serve
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/heddlehq/heddle/mcpfacade"
+	"github.com/heddlehq/heddle/runtime"
+)
+
+// newMCP is the MCP facade at /mcp/{agent}: each agent's toolset over
+// Streamable HTTP, a session per initialize, for the caller serve.auth
+// authenticated (fixed for the session). The Host and Origin checks of
+// ServeHTTP apply to it as to /v1/.
+func (s *Server) newMCP() *mcpfacade.Handler {
+	return mcpfacade.NewHandler(&mcpfacade.HandlerOptions{
+		// One view per session, on the live generation at each call.
+		Toolset: func(agent string) (mcpfacade.Toolset, error) {
+			return newSessionView(s.gens, agent)
+		},
+		Agent:        func(r *http.Request) string { return r.PathValue("agent") },
+		Session:      mcpfacade.Options{Watch: s.watch, Logger: s.log},
+		MaxBodyBytes: int64(s.cfg.Limits.MaxBodyBytes),
+	})
+}
+
+// watch subscribes an MCP session to the changes of upstream tools in the
+// generation live when it subscribes. After a reload the session is told
+// of no further change, but lists the new generation's tools whenever the
+// host asks.
+func (s *Server) watch(ctx context.Context) <-chan runtime.Event {
+	return s.gens.Current().Watch(ctx)
+}
+
+// routeMCP registers /mcp/{agent}: POST carries the host's messages (a
+// call's POST takes a place among serve.limits.max_in_flight), GET the
+// session's stream of the server's own messages (list_changed), which is
+// not bound by serve.limits.write_timeout_ms, DELETE ends a session.
+func (s *Server) routeMCP(handle func(method, path string, h http.Handler)) {
+	h := s.authenticated(func(w http.ResponseWriter, r *http.Request) {
+		rt, done := s.gens.Acquire()
+		_, err := rt.Toolset(r.PathValue("agent"))
+		done()
+		if err != nil {
+			s.runtimeError(w, r, err)
+			return
+		}
+		switch r.Method {
+		case http.MethodPost:
+			release, ok := s.admit(w)
+			if !ok {
+				return
+			}
+			defer release()
+		case http.MethodGet:
+			_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+		}
+		s.mcp.ServeHTTP(w, r)
+	})
+	for _, m := range []string{"POST", "GET", "DELETE"} {
+		handle(m, "/mcp/{agent}", h)
+	}
+}
+
+// closeMCP ends every MCP session, from a goroutine: a session's Close
+// waits for its calls, which the drain may have to cut first. The channel
+// closes once every session has ended.
+func (s *Server) closeMCP() <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = s.mcp.Close()
+	}()
+	return done
+}
+
+// waitMCP waits for closeMCP's sessions to end, at most CutWait.
+func waitMCP(done <-chan struct{}) {
+	t := time.NewTimer(CutWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+}

@@ -1,0 +1,140 @@
+package serve_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/internal/plantest"
+	"github.com/heddlehq/heddle/runtime"
+)
+
+// asCaller is a RoundTripper that sends the X-Heddle-* headers of one
+// caller, as a proxy trusted by trustLoopback does.
+type asCaller struct {
+	subject, roles string
+	base           http.RoundTripper
+}
+
+func (a asCaller) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("X-Heddle-Subject", a.subject)
+	if a.roles != "" {
+		r.Header.Set("X-Heddle-Roles", a.roles)
+	}
+	return a.base.RoundTrip(r)
+}
+
+// connectMCP opens an MCP session on f's /mcp/{agent} as subject (with
+// roles).
+func connectMCP(t *testing.T, f *front, agent, subject, roles string) *mcp.ClientSession {
+	t.Helper()
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{
+		Endpoint:   f.url + "/mcp/" + agent,
+		HTTPClient: &http.Client{Transport: asCaller{subject: subject, roles: roles, base: tr}},
+	}, nil)
+	if err != nil {
+		t.Fatalf("connect to /mcp/%s: %v", agent, err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// initialize is a raw initialize request's body.
+const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+
+func (f *front) mcpRequest(method, path, body, subject string) *http.Request {
+	req := f.request(method, path, body)
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if subject != "" {
+		req.Header.Set("X-Heddle-Subject", subject)
+	}
+	return req
+}
+
+// TestMCPFacade: /mcp/{agent} serves the agent's tools over Streamable
+// HTTP behind serve.auth, as the caller it authenticates: a session is
+// refused without a caller (401 with WWW-Authenticate), its calls go
+// through the agent's policies as that caller, and a request of the
+// session with another caller is refused 403. An unknown agent is 404 and
+// a foreign Host 403, as on /v1/.
+func TestMCPFacade(t *testing.T) {
+	elsewhere := startFront(t, "serve:\n  auth: {kind: trusted_headers, proxies: [10.0.0.0/8]}\n"+inMemoryServer, map[string]string{"tools": mcpAgent})
+	r := elsewhere.send(elsewhere.mcpRequest("POST", "/mcp/tools", initialize, ""))
+	if r.status != http.StatusUnauthorized || r.header.Get("WWW-Authenticate") == "" || !r.contains(string(diag.Unauthenticated)) {
+		t.Errorf("initialize without a caller: %d %q %s, want 401 UNAUTHENTICATED with WWW-Authenticate", r.status, r.header.Get("WWW-Authenticate"), r.body)
+	}
+
+	f := startFront(t, trustLoopback+inMemoryServer, map[string]string{"tools": mcpAgent, "other": mcpAgent})
+	if r := f.send(f.mcpRequest("POST", "/mcp/nosuch", initialize, "alice")); r.status != http.StatusNotFound || !r.contains(string(diag.AgentUnknown)) {
+		t.Errorf("an unknown agent: %d %s, want 404 AGENT_UNKNOWN", r.status, r.body)
+	}
+	req := f.mcpRequest("POST", "/mcp/tools", initialize, "alice")
+	req.Host = "evil.example"
+	if r := f.send(req); r.status != http.StatusForbidden || !r.contains(string(diag.Forbidden)) {
+		t.Errorf("a foreign Host: %d %s, want 403 FORBIDDEN", r.status, r.body)
+	}
+	req = f.mcpRequest("POST", "/mcp/tools", initialize, "alice")
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	req.Header.Set("Origin", "https://evil.example")
+	if r := f.send(req); r.status != http.StatusForbidden || !r.contains(string(diag.Forbidden)) {
+		t.Errorf("a browser's request from another origin: %d %s, want 403 FORBIDDEN", r.status, r.body)
+	}
+
+	alice := connectMCP(t, f, "tools", "alice", "dev")
+	ctx := context.Background()
+	var names []string
+	for tool, err := range alice.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, tool.Name)
+	}
+	if !strings.Contains(strings.Join(names, " "), "echo") {
+		t.Errorf("tools %v, want echo among them", names)
+	}
+	res, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "over http"}})
+	if err != nil || res.IsError || plantest.Text(res) != "over http" {
+		t.Errorf("echo: %v %v %q", res, err, plantest.Text(res))
+	}
+	// add is denied to callers without the sre role.
+	if res, err := alice.CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 1, "b": 2}}); err != nil || runtime.RefusalCode(res) != diag.ToolDenied {
+		t.Errorf("add as alice: %v %v, want TOOL_DENIED", res, err)
+	}
+	sam := connectMCP(t, f, "tools", "sam", "sre")
+	if res, err := sam.CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 1, "b": 2}}); err != nil || res.IsError {
+		t.Errorf("add as sam, an sre: %v %v", res, err)
+	}
+
+	// alice's session, used by bob, or at another path.
+	list := `{"jsonrpc":"2.0","id":9,"method":"tools/list"}`
+	req = f.mcpRequest("POST", "/mcp/tools", list, "bob")
+	req.Header.Set("Mcp-Session-Id", alice.ID())
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	if r := f.send(req); r.status != http.StatusForbidden || !r.contains(string(diag.Forbidden)) {
+		t.Errorf("alice's session as bob: %d %s, want 403 FORBIDDEN", r.status, r.body)
+	}
+	req = f.mcpRequest("POST", "/mcp/other", list, "alice")
+	req.Header.Set("X-Heddle-Roles", "dev")
+	req.Header.Set("Mcp-Session-Id", alice.ID())
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	if r := f.send(req); r.status != http.StatusNotFound {
+		t.Errorf("alice's session at another agent's path: %d %s, want 404", r.status, r.body)
+	}
+	req = f.mcpRequest("POST", "/mcp/tools", list, "alice")
+	req.Header.Set("X-Heddle-Roles", "dev")
+	req.Header.Set("Mcp-Session-Id", alice.ID())
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	if r := f.send(req); r.status != http.StatusOK || !r.contains(`"echo"`) {
+		t.Errorf("alice's session as alice: %d %s, want 200 with the tools", r.status, r.body)
+	}
+}

@@ -1,0 +1,77 @@
+package serve
+
+import (
+	"context"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/heddlehq/heddle/runtime"
+)
+
+// sessionView is one MCP session's view of its agent's toolset, across
+// reloads: each operation runs on the generation live when it starts
+// (held until it ends), and a view made from an earlier generation's
+// toolset is carried over to the new one with what its model loaded.
+type sessionView struct {
+	gens  *runtime.Generations
+	agent string
+
+	mu   sync.Mutex
+	view *runtime.View
+}
+
+func newSessionView(gens *runtime.Generations, agent string) (*sessionView, error) {
+	rt, done := gens.Acquire()
+	defer done()
+	ts, err := rt.Toolset(agent)
+	if err != nil {
+		return nil, err
+	}
+	return &sessionView{gens: gens, agent: agent, view: ts.NewView()}, nil
+}
+
+// current returns the session's view on the live generation, and the
+// release of that generation.
+func (v *sessionView) current(ctx context.Context) (*runtime.View, func(), error) {
+	rt, done := v.gens.Acquire()
+	ts, err := rt.Toolset(v.agent)
+	if err != nil {
+		done()
+		return nil, nil, err
+	}
+	v.mu.Lock()
+	old := v.view
+	if old.Toolset() == ts {
+		v.mu.Unlock()
+		return old, done, nil
+	}
+	nv := ts.NewView()
+	v.view = nv
+	v.mu.Unlock()
+	if loaded := old.Loaded(); len(loaded) > 0 {
+		if _, err := nv.Load(ctx, loaded...); err != nil {
+			done()
+			return nil, nil, err
+		}
+	}
+	return nv, done, nil
+}
+
+func (v *sessionView) Tools(ctx context.Context) ([]runtime.Tool, error) {
+	view, done, err := v.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return view.Tools(ctx)
+}
+
+func (v *sessionView) Call(ctx context.Context, name string, args map[string]any, opts ...runtime.CallOption) (*mcp.CallToolResult, error) {
+	view, done, err := v.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return view.Call(ctx, name, args, opts...)
+}
