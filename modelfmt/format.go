@@ -1,6 +1,7 @@
 package modelfmt
 
 import (
+	"bytes"
 	"encoding/json"
 	"maps"
 	"slices"
@@ -117,12 +118,24 @@ func (r *Renderer) Tools() json.RawMessage {
 	if r.format == Gemini {
 		v = []geminiTool{{FunctionDeclarations: defs}}
 	}
-	b, err := json.Marshal(v)
+	b, err := marshal(v)
 	if err != nil {
 		// Every value is JSON decoded from JSON, strings and maps.
 		return json.RawMessage("[]")
 	}
 	return b
+}
+
+// marshal writes v as JSON without escaping <, > and &: a description
+// reads as its server wrote it.
+func marshal(v any) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 // Render is New and Tools in one: the tools array of format.

@@ -68,7 +68,7 @@ func (r *Renderer) Result(call Call, res *mcp.CallToolResult) (json.RawMessage, 
 	case Gemini:
 		v = geminiResult(call, res)
 	}
-	b, err := json.Marshal(v)
+	b, err := marshal(v)
 	if err != nil {
 		return nil, diag.Wrap(diag.ToolUnavailable, err, "the result of %s cannot be written as JSON", call.Name)
 	}

@@ -256,6 +256,9 @@ func TestOpenAPI(t *testing.T) {
 	check(f.get("/v1/agents/a/tools"))
 	check(f.get("/v1/agents/u/tools"))
 	check(f.get("/v1/agents/nobody/tools"))
+	for _, q := range []string{"json", "anthropic", "openai-chat&strict=true", "openai-responses", "gemini", "yaml"} {
+		check(f.get("/v1/agents/a/tools?format=" + q))
+	}
 	for _, c := range []struct{ path, body string }{
 		{"/v1/agents/a/tools/echo", `{"text": "hi"}`},
 		{"/v1/agents/a/tools/image", `{}`},
