@@ -139,7 +139,7 @@ func (w *walker) node(v any, depth int, stack []string) any {
 	}
 	out := make(map[string]any, len(m))
 	for k, val := range m {
-		if slices.Contains(metaKeys, k) {
+		if slices.Contains(metaKeys, k) || !keyword(k) {
 			continue
 		}
 		if w.inline && (k == "$defs" || k == "definitions") {
@@ -201,6 +201,24 @@ func resolve(root map[string]any, ref string) (any, bool) {
 		}
 	}
 	return cur, true
+}
+
+// keyword reports whether k can be a keyword: a name of letters, digits
+// and underscores, or one starting with $. Other keys of a schema ("",
+// "a.b") are no keyword of any draft and say nothing to a model; they are
+// dropped.
+func keyword(k string) bool {
+	k = strings.TrimPrefix(k, "$")
+	if k == "" {
+		return false
+	}
+	for i, r := range k {
+		letter := r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z')
+		if !letter && (i == 0 || r < '0' || r > '9') {
+			return false
+		}
+	}
+	return true
 }
 
 func isList(v any) bool {
