@@ -14,6 +14,9 @@ import (
 // OBJECT); null is said with nullable; enum holds strings; there is no
 // $ref, oneOf, allOf, const or additionalProperties.
 
+// jsonTypes are JSON Schema's types other than null, each one of Gemini's.
+var jsonTypes = []string{"string", "number", "integer", "boolean", "array", "object"}
+
 // geminiKeys are the keywords Gemini's Schema has and that are copied as
 // they are (type, properties, items, anyOf, enum and format are rewritten).
 var geminiKeys = []string{"description", "title", "pattern", "default", "example"}
@@ -35,10 +38,13 @@ func geminiSchema(m map[string]any) map[string]any {
 	nullable := m["nullable"] == true
 	var ts []string
 	for _, t := range types(m) {
-		if t == "null" {
+		switch {
+		case t == "null":
 			nullable = true
-		} else {
+		case slices.Contains(jsonTypes, t) && !slices.Contains(ts, strings.ToUpper(t)):
 			ts = append(ts, strings.ToUpper(t))
+		default:
+			moved["type"] = m["type"] // no type of JSON Schema
 		}
 	}
 	enum, enumOK := m["enum"].([]any)
