@@ -94,6 +94,29 @@ func TestFacadeNamesNoKind(t *testing.T) {
 		`grpc`, `go-plugin`, `pgx`, `^modernc\.org/sqlite(/|$)`)
 }
 
+// TestNoProviderSDKInTheProduct: the model providers' SDKs are in go.mod
+// only for the tests of modelfmt, which decode what it writes with them.
+// No package of the product — library, command, examples — imports one:
+// modelfmt writes each API's JSON itself.
+func TestNoProviderSDKInTheProduct(t *testing.T) {
+	t.Parallel()
+	assertNoDeps(t, module+"/...",
+		`^github\.com/anthropics/`,
+		`^github\.com/openai/`,
+		`^google\.golang\.org/genai(/|$)`)
+}
+
+// TestModelfmtIsAboveTheRuntime: the provider formats read the runtime's
+// tools and go-sdk's results, and name no kind, so that an application's
+// model loop can use them over any toolset.
+func TestModelfmtIsAboveTheRuntime(t *testing.T) {
+	t.Parallel()
+	assertNoDeps(t, module+"/modelfmt",
+		`^github\.com/heddlehq/heddle/grants/`,
+		`^github\.com/heddlehq/heddle/builtin$`,
+		`^github\.com/heddlehq/heddle/(serve|heddlecmd)$`)
+}
+
 // assertNoDeps fails t when pkg, or any package it imports directly or not,
 // has an import path matching one of the regular expressions forbidden. It
 // reports every such package, with the pattern it matched. One rule of the

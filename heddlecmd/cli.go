@@ -222,7 +222,7 @@ func (e *env) parseCommand(name string, args []string, min, max int, extra func(
 	e.flags = fs
 	e.g.noteSet(fs)
 	if valid := formatsOf(name); !slices.Contains(valid, e.g.format) {
-		return nil, unknownValue("format", e.g.format, valid)
+		return nil, formatError(name, e.g.format, valid)
 	}
 	if len(pos) < min || (max >= 0 && len(pos) > max) {
 		return nil, e.argsError(name, pos)

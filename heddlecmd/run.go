@@ -176,26 +176,38 @@ func (e *env) printFailure(err error) {
 }
 
 func (e *env) tools(args []string) int {
-	var rf runFlags
-	pos, err := e.parseCommand("tools", args, 1, 1, rf.register)
+	var tf toolsFlags
+	pos, err := e.parseCommand("tools", args, 1, 1, tf.register)
+	if err == nil {
+		err = tf.check(e.g.format)
+	}
 	if err != nil {
 		return e.usageError(err)
 	}
+	rf := &tf.runFlags
 	log, err := rf.logger(e)
 	if err != nil {
 		return e.usageError(err)
 	}
 	ctx := context.Background()
-	rt, code := e.open(ctx, &rf, log, false, pos[0])
+	rt, code := e.open(ctx, rf, log, false, pos[0])
 	if rt == nil {
 		return code
 	}
 	defer rt.Close()
 	ts, err := rt.Toolset(pos[0])
 	if err == nil {
+		// Operators see every tool, deferred ones marked; a provider's
+		// format is what a model is given when a conversation starts.
+		list := ts.Tools
+		if e.g.format != "text" && e.g.format != "json" {
+			list = ts.NewView().Tools
+		}
 		var tools []runtime.Tool
-		if tools, err = ts.Tools(ctx); err == nil {
-			e.printTools(tools)
+		if tools, err = list(ctx); err == nil {
+			err = e.printTools(tools, tf.strict)
+		}
+		if err == nil {
 			e.printUnavailable(ts)
 			return ExitOK
 		}
@@ -213,10 +225,14 @@ func (e *env) printUnavailable(ts *runtime.Toolset) {
 	}
 }
 
-func (e *env) printTools(tools []runtime.Tool) {
-	if e.g.format == "json" {
+func (e *env) printTools(tools []runtime.Tool, strict bool) error {
+	switch e.g.format {
+	case "json":
 		writeJSON(e.stdout, serve.Tools(tools))
-		return
+		return nil
+	case "text":
+	default:
+		return e.printProviderTools(tools, strict)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSOURCE\tSERVER\tFLAGS\tCLASSIFIED_BY\tDESCRIPTION")
@@ -237,7 +253,7 @@ func (e *env) printTools(tools []runtime.Tool) {
 		desc, _, _ := strings.Cut(t.Description, "\n")
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Source, t.Server, strings.Join(flags, ","), t.ClassifiedBy, desc)
 	}
-	_ = tw.Flush()
+	return tw.Flush()
 }
 
 func (e *env) call(args []string) int {

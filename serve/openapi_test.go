@@ -259,6 +259,9 @@ func TestOpenAPI(t *testing.T) {
 	badConv := f.request("GET", "/v1/agents/a/tools", "")
 	badConv.Header.Set(serve.ConversationHeader, "not an id")
 	check(f.send(badConv))
+	for _, q := range []string{"json", "anthropic", "openai-chat&strict=true", "openai-responses", "gemini", "yaml"} {
+		check(f.get("/v1/agents/a/tools?format=" + q))
+	}
 	for _, c := range []struct{ path, body string }{
 		{"/v1/agents/a/tools/echo", `{"text": "hi"}`},
 		{"/v1/agents/a/tools/image", `{}`},

@@ -311,6 +311,10 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
 		s.runtimeError(w, r, err)
 		return
 	}
+	if q := r.URL.Query(); q.Has("format") || q.Has("strict") {
+		writeProviderTools(w, q, tools)
+		return
+	}
 	writeJSON(w, http.StatusOK, Tools(tools))
 }
 
