@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -131,14 +132,10 @@ func (t *Toolset) endSpan(ctx context.Context, span trace.Span, name string, res
 			etype = ErrorTypeToolError
 		}
 	}
-	if etype != "" {
-		span.SetAttributes(semconv.ErrorTypeKey.String(etype))
-		span.SetStatus(codes.Error, etype)
-	}
 	if t.rt.opts.TraceContent && res != nil {
 		span.SetAttributes(semconv.GenAIToolCallResultKey.String(clipJSON(res)))
 	}
-	span.End()
+	EndSpan(span, etype)
 }
 
 // clipJSON is v as JSON, at most maxTracedContent bytes of it.
@@ -151,4 +148,35 @@ func clipJSON(v any) string {
 		b = b[:maxTracedContent]
 	}
 	return string(b)
+}
+
+// ErrorType is a kind's request span's error.type for a request that
+// ended with err, or whose answer is the tool's own failure (toolError):
+// timeout, cancelled, the heddle code err carries (other when it carries
+// none), or tool_error; "" for a request that succeeded.
+func ErrorType(err error, toolError bool) string {
+	switch {
+	case err == nil && toolError:
+		return ErrorTypeToolError
+	case err == nil:
+		return ""
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "cancelled"
+	}
+	if c := diag.CodeOf(err); c != "" {
+		return string(c)
+	}
+	return semconv.ErrorTypeOther.Value.AsString()
+}
+
+// EndSpan ends a span with its error.type, and the status ERROR, when
+// etype is not "" (see ErrorType).
+func EndSpan(span trace.Span, etype string) {
+	if etype != "" && span.IsRecording() {
+		span.SetAttributes(semconv.ErrorTypeKey.String(etype))
+		span.SetStatus(codes.Error, etype)
+	}
+	span.End()
 }

@@ -2,18 +2,15 @@ package a2alive
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strconv"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/runtime"
 )
 
@@ -60,27 +57,7 @@ func (a *agent) startRPC(ctx context.Context, req *http.Request, ep *endpoint, m
 // model reads as the agent's failure, and the heddle code (or timeout,
 // cancelled) for a request that failed.
 func endRPC(span trace.Span, ans *answer, err error) {
-	if span.IsRecording() {
-		etype := ""
-		switch {
-		case err != nil && errors.Is(err, context.DeadlineExceeded):
-			etype = "timeout"
-		case err != nil && errors.Is(err, context.Canceled):
-			etype = "cancelled"
-		case err != nil:
-			etype = string(diag.CodeOf(err))
-			if etype == "" {
-				etype = string(diag.ToolUnavailable)
-			}
-		case ans != nil && ans.isError:
-			etype = runtime.ErrorTypeToolError
-		}
-		if etype != "" {
-			span.SetAttributes(semconv.ErrorTypeKey.String(etype))
-			span.SetStatus(codes.Error, etype)
-		}
-	}
-	span.End()
+	runtime.EndSpan(span, runtime.ErrorType(err, ans != nil && ans.isError))
 }
 
 // tracerOf is the tracer of the kind's spans.

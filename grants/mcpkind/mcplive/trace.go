@@ -15,7 +15,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
@@ -92,11 +91,7 @@ func (s *server) traced(next mcp.MethodHandler) mcp.MethodHandler {
 		if errors.As(err, &rpcErr) && rpcErr.Code != codeRejected && rpcErr.Code != codeClientClosing && rpcErr.Code != codeServerClosing {
 			span.SetAttributes(semconv.RPCResponseStatusCodeKey.String(strconv.FormatInt(rpcErr.Code, 10)))
 		}
-		if etype != "" {
-			span.SetAttributes(semconv.ErrorTypeKey.String(etype))
-			span.SetStatus(codes.Error, etype)
-		}
-		span.End()
+		runtime.EndSpan(span, etype)
 		return res, err
 	}
 }
@@ -321,15 +316,11 @@ func (s *server) startSpan(ctx context.Context, what string) (context.Context, t
 
 // endSpan ends a span of startSpan with the code of err, if any.
 func endSpan(span trace.Span, err error) {
-	if err != nil && span.IsRecording() {
-		etype := string(diag.CodeOf(err))
-		if etype == "" {
-			etype = semconv.ErrorTypeOther.Value.AsString()
-		}
-		span.SetAttributes(semconv.ErrorTypeKey.String(etype))
-		span.SetStatus(codes.Error, etype)
+	etype := ""
+	if err != nil {
+		etype = runtime.ErrorType(err, false)
 	}
-	span.End()
+	runtime.EndSpan(span, etype)
 }
 
 // event adds an event to the span of ctx (a call's execute_tool span): a

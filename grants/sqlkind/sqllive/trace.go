@@ -2,17 +2,14 @@ package sqllive
 
 import (
 	"context"
-	"errors"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/runtime"
 )
 
@@ -57,25 +54,7 @@ func (s *source) startStatement(ctx context.Context, statement, text string) (co
 // endStatement ends a statement's span with error.type: the heddle code of
 // a refusal, tool_error for the database's own refusal of the statement.
 func endStatement(span trace.Span, res *mcp.CallToolResult, err error) {
-	if span.IsRecording() {
-		etype := ""
-		switch {
-		case err != nil && errors.Is(err, context.DeadlineExceeded):
-			etype = "timeout"
-		case err != nil:
-			etype = string(diag.CodeOf(err))
-			if etype == "" {
-				etype = semconv.ErrorTypeOther.Value.AsString()
-			}
-		case res != nil && res.IsError:
-			etype = runtime.ErrorTypeToolError
-		}
-		if etype != "" {
-			span.SetAttributes(semconv.ErrorTypeKey.String(etype))
-			span.SetStatus(codes.Error, etype)
-		}
-	}
-	span.End()
+	runtime.EndSpan(span, runtime.ErrorType(err, res != nil && res.IsError))
 }
 
 // operation is the first keyword of a statement, upper-cased: SELECT,
