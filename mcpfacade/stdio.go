@@ -2,6 +2,8 @@ package mcpfacade
 
 import (
 	"context"
+	"errors"
+	"io"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -18,8 +20,15 @@ func Serve(ctx context.Context, ts Toolset, t mcp.Transport, opts *Options) erro
 	}
 	err = s.srv.Run(ctx, t)
 	s.wait()
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || hostEnded(err) {
 		return nil
 	}
 	return err
+}
+
+// hostEnded reports an error of a session's connection that only says the
+// host has gone: its end of the pipe closed (stdin's EOF, an in-memory
+// transport's closed pipe), while the session was writing to it.
+func hostEnded(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe)
 }

@@ -128,19 +128,27 @@ func FuzzScanner(f *testing.F) {
 // nothing.
 func TestScannerStaysSmall(t *testing.T) {
 	chunk := bytes.Repeat([]byte("x"), 64<<10)
-	var s Scanner
-	s.Write([]byte(`{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"`))
-	allocated := allocatedBy(func() {
-		for range 1024 {
-			s.Write(chunk)
+	// The process's allocations are counted: the least of three readings
+	// leaves out what another goroutine allocated meanwhile.
+	var least uint64
+	for i := range 3 {
+		var s Scanner
+		s.Write([]byte(`{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"`))
+		allocated := allocatedBy(func() {
+			for range 1024 {
+				s.Write(chunk)
+			}
+		})
+		s.Write([]byte(`"}]},"id":42}`))
+		if got := s.Responses(); len(got) != 1 || got[0] != id(float64(42)) {
+			t.Fatalf("responses %v, want 42", got)
 		}
-	})
-	s.Write([]byte(`"}]},"id":42}`))
-	if got := s.Responses(); len(got) != 1 || got[0] != id(float64(42)) {
-		t.Fatalf("responses %v, want 42", got)
+		if i == 0 || allocated < least {
+			least = allocated
+		}
 	}
-	if allocated > 4<<10 {
-		t.Errorf("reading 64 MiB allocated %d bytes", allocated)
+	if least > 4<<10 {
+		t.Errorf("reading 64 MiB allocated %d bytes", least)
 	}
 }
 
