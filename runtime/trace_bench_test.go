@@ -23,24 +23,32 @@ func newNoopExportProvider(b *testing.B) *sdktrace.TracerProvider {
 // BenchmarkCallTracing interleaves, in random order in each iteration,
 // one echo call through a toolset with tracing off (the global provider, a
 // no-op: what a worker without OTEL_ settings runs), one through a toolset
-// whose spans are sampled and exported to a no-op exporter, and one through
-// the raw go-sdk session, so that drift in the machine's speed affects all
-// three alike. It reports the three medians, tracing off's overhead over
-// raw go-sdk and the cost of tracing on over off, on the median.
+// whose spans are sampled and exported to a no-op exporter, one through
+// the raw go-sdk session, and one through a second pair with tracing off
+// (a control of how far two pairs' medians lie apart), so that drift in
+// the machine's speed affects all four alike. It reports the medians,
+// tracing off's overhead over raw go-sdk, and the cost of tracing on over
+// off and over the control, on the median.
 func BenchmarkCallTracing(b *testing.B) {
 	for _, tr := range benchTransports {
 		b.Run(tr, func(b *testing.B) {
 			ctx := context.Background()
 			off := newBenchPair(b, tr)
 			on := newTracedBenchPair(b, tr, newNoopExportProvider(b))
-			calls := []func(context.Context, string, map[string]any) error{off.heddleCall, on.heddleCall, off.rawCall}
-			ds := [3][]time.Duration{make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N), make([]time.Duration, 0, b.N)}
+			// control is a second pair with tracing off, made as on's is:
+			// how far two pairs' medians lie apart without tracing.
+			control := newTracedBenchPair(b, tr, nil)
+			calls := []func(context.Context, string, map[string]any) error{off.heddleCall, on.heddleCall, off.rawCall, control.heddleCall}
+			var ds [4][]time.Duration
+			for i := range ds {
+				ds[i] = make([]time.Duration, 0, b.N)
+			}
 			order := rand.New(rand.NewPCG(1, 2))
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
-				perm := [3]int{0, 1, 2}
-				order.Shuffle(3, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+				perm := [4]int{0, 1, 2, 3}
+				order.Shuffle(4, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
 				for _, k := range perm {
 					t0 := time.Now()
 					if err := calls[k](ctx, "echo", echoArgs); err != nil {
@@ -56,6 +64,8 @@ func BenchmarkCallTracing(b *testing.B) {
 			b.ReportMetric(rawP, "raw-p50-ns")
 			b.ReportMetric(100*(offP/rawP-1), "off-overhead-%")
 			b.ReportMetric(onP-offP, "on-minus-off-ns")
+			b.ReportMetric(p50(ds[3])-offP, "control-minus-off-ns")
+			b.ReportMetric(onP-p50(ds[3]), "on-minus-control-ns")
 		})
 	}
 }
