@@ -58,16 +58,21 @@ func Loopback(host string) bool {
 func CheckGlobs(globs []string, code diag.Code, p string) diag.Diagnostics {
 	var ds diag.Diagnostics
 	for i, g := range globs {
-		if g == "" {
-			ds = append(ds, diag.Errorf(code, config.Item(p, i), "an empty pattern matches no tool"))
-			continue
-		}
-		if _, err := path.Match(g, ""); err != nil {
-			ds = append(ds, diag.Errorf(code, config.Item(p, i), "malformed glob pattern %q", g).
-				WithDetail("patterns use * for any run of characters, ? for one, and [a-z] for a class"))
-		}
+		ds = append(ds, checkGlob(g, code, config.Item(p, i))...)
 	}
 	return ds
+}
+
+// checkGlob validates one tool-name glob, or name, at p.
+func checkGlob(g string, code diag.Code, p string) diag.Diagnostics {
+	if g == "" {
+		return diag.Diagnostics{diag.Errorf(code, p, "an empty pattern matches no tool")}
+	}
+	if _, err := path.Match(g, ""); err != nil {
+		return diag.Diagnostics{diag.Errorf(code, p, "malformed glob pattern %q", g).
+			WithDetail("patterns use * for any run of characters, ? for one, and [a-z] for a class")}
+	}
+	return nil
 }
 
 // CheckRef reports a secret-reference setting that holds something else.

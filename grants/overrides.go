@@ -92,9 +92,8 @@ func CheckToolOverrides(o map[string]*ToolOverride, badGlob diag.Code, p string)
 	keys := config.SortedKeys(o)
 	for _, k := range keys {
 		kp := config.Join(p, k)
-		if _, err := path.Match(k, ""); err != nil || k == "" {
-			ds = append(ds, diag.Errorf(badGlob, kp, "malformed tool name or glob pattern %q", k).
-				WithDetail("patterns use * for any run of characters, ? for one, and [a-z] for a class"))
+		if bad := checkGlob(k, badGlob, kp); bad != nil {
+			ds = append(ds, bad...)
 			continue
 		}
 		if o[k] == nil {

@@ -55,7 +55,7 @@ func (s *Set) Decide(ctx context.Context, in Input) Decision {
 		s = defaultSet
 	}
 	for _, g := range s.denied {
-		if globMatch(g.glob, in.Tool.Name) || globMatch(g.glob, in.Tool.OriginalName) {
+		if ToolMatches(g.glob, in.Tool.Name, in.Tool.OriginalName) {
 			return Decision{Effect: Deny, Rule: -1,
 				Reason: fmt.Sprintf("tool %q matches %s (%q)", in.Tool.Name, g.path, g.glob)}
 		}
@@ -90,8 +90,14 @@ func (s *Set) Decide(ctx context.Context, in Input) Decision {
 // defaultSet is what a nil *Set decides with.
 var defaultSet = newSet(Ask, "policies.approval", nil)
 
-// globMatch reports whether name matches glob. Globs were checked when the
-// Set was built, so an error cannot occur; an empty name matches nothing.
+// ToolMatches reports whether a tool-name glob (path.Match syntax, as
+// denied_tools and policies.limits[].tools write them, checked by
+// CompileDeniedTools) matches a tool by its model-facing name or its name
+// at its source. An empty name matches nothing.
+func ToolMatches(glob, name, originalName string) bool {
+	return globMatch(glob, name) || globMatch(glob, originalName)
+}
+
 func globMatch(glob, name string) bool {
 	if name == "" {
 		return false

@@ -92,6 +92,22 @@ func (v *View) Load(ctx context.Context, names ...string) ([]string, error) {
 	return unknown, nil
 }
 
+// On returns the view carried to ts: v itself when it is ts's, otherwise
+// a new view of ts with what v loaded (a conversation's view after a
+// reload made a new toolset of its agent).
+func (v *View) On(ctx context.Context, ts *Toolset) (*View, error) {
+	if v.t == ts {
+		return v, nil
+	}
+	nv := ts.NewView()
+	if loaded := v.Loaded(); len(loaded) > 0 {
+		if _, err := nv.Load(ctx, loaded...); err != nil {
+			return nil, err
+		}
+	}
+	return nv, nil
+}
+
 // hasDeferred reports whether any of the toolset's grants says defer.
 func (t *Toolset) hasDeferred() bool {
 	return slices.ContainsFunc(t.sources, func(s *kindSource) bool { return s.deferred })

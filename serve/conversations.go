@@ -85,18 +85,18 @@ func (c *conversations) view(r *http.Request, ts *runtime.Toolset) (*runtime.Vie
 		}
 	}
 	cv.used = now
-	v := cv.view
-	stale := v.Toolset() != ts
-	if stale {
-		cv.view = ts.NewView()
-	}
+	old := cv.view
 	c.mu.Unlock()
-	if stale {
-		if _, err := cv.view.Load(r.Context(), v.Loaded()...); err != nil {
-			return nil, err
-		}
+	v, err := old.On(r.Context(), ts)
+	if err != nil {
+		return nil, err
 	}
-	return cv.view, nil
+	if v != old {
+		c.mu.Lock()
+		cv.view = v
+		c.mu.Unlock()
+	}
+	return v, nil
 }
 
 // expire forgets the conversations idle since before now-idle.

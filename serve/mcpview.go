@@ -42,18 +42,16 @@ func (v *sessionView) current(ctx context.Context) (*runtime.View, func(), error
 	}
 	v.mu.Lock()
 	old := v.view
-	if old.Toolset() == ts {
-		v.mu.Unlock()
-		return old, done, nil
-	}
-	nv := ts.NewView()
-	v.view = nv
 	v.mu.Unlock()
-	if loaded := old.Loaded(); len(loaded) > 0 {
-		if _, err := nv.Load(ctx, loaded...); err != nil {
-			done()
-			return nil, nil, err
-		}
+	nv, err := old.On(ctx, ts)
+	if err != nil {
+		done()
+		return nil, nil, err
+	}
+	if nv != old {
+		v.mu.Lock()
+		v.view = nv
+		v.mu.Unlock()
 	}
 	return nv, done, nil
 }

@@ -35,7 +35,6 @@ import (
 	"container/list"
 	"fmt"
 	"math"
-	"path"
 	"sync"
 	"time"
 
@@ -290,19 +289,11 @@ func (e *entry) applies(c Call) bool {
 		return true
 	}
 	for _, g := range e.tools {
-		if match(g, c.Tool) || match(g, c.OriginalName) {
+		if policy.ToolMatches(g, c.Tool, c.OriginalName) {
 			return true
 		}
 	}
 	return false
-}
-
-func match(glob, name string) bool {
-	if name == "" {
-		return false
-	}
-	ok, _ := path.Match(glob, name)
-	return ok
 }
 
 func (e *entry) key(c Call) string {

@@ -137,23 +137,33 @@ func (t *wireHTTP) RoundTrip(req *http.Request) (*http.Response, error) {
 // writes the method before the params, so the body of any other request —
 // a tool call's arguments — is looked at no further than its first bytes.
 func listsTools(req *http.Request) bool {
-	if req.GetBody == nil {
-		return false
-	}
-	body, err := req.GetBody()
-	if err != nil {
+	head, body := requestHead(req, make([]byte, 256))
+	if body == nil {
 		return false
 	}
 	defer body.Close()
-	head := make([]byte, 256)
-	n, _ := io.ReadFull(body, head)
-	if !bytes.Contains(head[:n], []byte(`"tools/list"`)) {
+	if !bytes.Contains(head, []byte(`"tools/list"`)) {
 		return false
 	}
 	var m struct {
 		Method string `json:"method"`
 	}
-	return json.NewDecoder(io.LimitReader(io.MultiReader(bytes.NewReader(head[:n]), body), 1<<16)).Decode(&m) == nil && m.Method == "tools/list"
+	return json.NewDecoder(io.LimitReader(io.MultiReader(bytes.NewReader(head), body), 1<<16)).Decode(&m) == nil && m.Method == "tools/list"
+}
+
+// requestHead reads the start of a copy of req's body, up to len(buf)
+// bytes, into buf; body is the rest of the copy, for the caller to close,
+// nil when req has no copy to read.
+func requestHead(req *http.Request, buf []byte) (head []byte, body io.ReadCloser) {
+	if req.GetBody == nil {
+		return nil, nil
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return nil, nil
+	}
+	n, _ := io.ReadFull(body, buf)
+	return buf[:n], body
 }
 
 func mediaIs(contentType, want string) bool {

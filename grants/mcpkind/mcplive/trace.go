@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -239,17 +238,12 @@ func (t tracingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // bodyRequestID is the id of the JSON-RPC request a POST carries, read
 // from the start of a copy of its body; "" when there is none to read.
 func bodyRequestID(r *http.Request) string {
-	if r.GetBody == nil {
+	head, body := requestHead(r, make([]byte, 256))
+	if body == nil {
 		return ""
 	}
-	body, err := r.GetBody()
-	if err != nil {
-		return ""
-	}
-	defer body.Close()
-	var head [256]byte
-	n, _ := io.ReadFull(body, head[:])
-	return scanID(head[:n])
+	body.Close()
+	return scanID(head)
 }
 
 // scanID finds the value of the "id" member in the start of a JSON-RPC
