@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -48,16 +49,53 @@ func Tools(tools []runtime.Tool) []Tool {
 
 // Result is a result in MCP's own shape, with isError always present (the
 // SDK leaves it out when false): what the invoke API answers and `heddle
-// call --format json` prints.
+// call --format json` prints. It is encoded once, its fields in the SDK's
+// order, isError last; text keeps <, > and & as the tool wrote them, and
+// numbers keep every digit.
 func Result(res *mcp.CallToolResult) any {
 	b, err := json.Marshal(res)
-	if err != nil {
+	if err != nil || len(b) < 2 || b[len(b)-1] != '}' {
 		return res
 	}
-	var m map[string]any
-	if json.Unmarshal(b, &m) != nil {
-		return res
+	b = unescapeHTML(b)
+	if res.IsError {
+		return json.RawMessage(b)
 	}
-	m["isError"] = res.IsError
-	return m
+	b = b[:len(b)-1]
+	if len(b) > 1 {
+		b = append(b, ',')
+	}
+	return json.RawMessage(append(b, `"isError":false}`...))
+}
+
+// unescapeHTML undoes encoding/json's escaping of <, > and & in the
+// strings of the JSON text b (the SDK's encoders escape them; the answer
+// should read as the tool wrote it). It reads escapes pairwise, so that an
+// escaped backslash followed by "u003c" stays as it is.
+func unescapeHTML(b []byte) []byte {
+	if !bytes.Contains(b, []byte(`\u00`)) {
+		return b
+	}
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' || i+1 == len(b) {
+			out = append(out, b[i])
+			continue
+		}
+		if b[i+1] == 'u' && i+6 <= len(b) {
+			switch string(b[i+2 : i+6]) {
+			case "003c":
+				out, i = append(out, '<'), i+5
+				continue
+			case "003e":
+				out, i = append(out, '>'), i+5
+				continue
+			case "0026":
+				out, i = append(out, '&'), i+5
+				continue
+			}
+		}
+		out, i = append(out, b[i], b[i+1]), i+1
+	}
+	return out
 }
