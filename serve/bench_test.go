@@ -6,7 +6,10 @@ package serve_test
 // and through a minimal hand-written front door (net/http, the body
 // decoded, the same toolset called, its result encoded: no checks, no
 // limits) on the same loopback with the same client, so that the ratios
-// mean something whatever the machine. The front door is called with each
+// mean something whatever the machine. One caller calls from this process;
+// 64 callers call from a process of their own (loadclient_test.go), as a
+// worker's callers do, so that the CPU time and allocations measured are
+// the worker's alone. The front door is called with each
 // serve.auth kind a worker runs in production: trusted_headers (the proxy
 // being this machine), the baseline; tokens; and jwt, with tokens signed
 // RS256 and ES256. docs/performance.md records a run; `make bench
@@ -44,25 +47,39 @@ import (
 	"github.com/heddlehq/heddle/serve"
 )
 
-// benchTools are the fast tools the load test calls: a use case that
-// answers its argument, and the test MCP server's echo over an in-memory
-// transport; and the serve.auth kinds each is called with. What a kind
-// costs does not depend on the tool, so the MCP echo is called with the
-// baseline only, which keeps the load test within about a minute.
-var benchTools = []struct {
-	name, agent, tool string
-	auths             []string
-}{
-	{"usecase", "u", "serve_echo", benchAuths},
-	{"mcp", "a", "echo", benchAuths[:1]},
+// benchTool is a tool the load test calls: as tool of agent, with body as
+// its arguments, through the front door with each of auths. paired says
+// whether BenchmarkInvokeOverhead measures it too.
+type benchTool struct {
+	name, agent, tool, body string
+	auths                   []string
+	paired                  bool
 }
+
+// benchTools are the tools the load test calls: two fast ones, a use case
+// that answers its argument and the test MCP server's echo over an
+// in-memory transport, and a use case that waits 10 ms for nothing, as a
+// tool waiting for its backend does. What a kind costs does not depend on
+// the tool, so the MCP echo and the waiting tool are called with the
+// baseline only, which keeps the load test within about a minute.
+var benchTools = []benchTool{
+	{"usecase", "u", "serve_echo", benchBody, benchAuths, true},
+	{"mcp", "a", "echo", benchBody, benchAuths[:1], true},
+	{"wait10ms", "w", "serve_sleep", `{"ms": 10}`, benchAuths[:1], false},
+}
+
+// benchAgents are the test agents and w, granting serve.sleep.
+var benchAgents = map[string]string{"a": testAgents["a"], "u": testAgents["u"], "w": sleepAgent}
 
 // benchAuths are the serve.auth kinds of the load test; the first is the
 // baseline the others are compared with.
 var benchAuths = []string{"trusted_headers", "tokens", "jwt-rs256", "jwt-es256"}
 
-// benchBody is the body of every call: the arguments of both tools.
+// benchBody is the body of a call of either fast tool: their arguments.
 const benchBody = `{"text": "hello, heddle"}`
+
+// benchWant is in the body of every answer of a call that succeeded.
+const benchWant = `"isError":false`
 
 // benchCaller is who the calls are made as.
 var benchCaller = heddle.Identity{Subject: "bench", Roles: []string{"dev"}}
@@ -98,13 +115,13 @@ type benchFronts struct {
 func startBenchFronts(b *testing.B) *benchFronts {
 	fs := &benchFronts{fronts: map[string]*front{}, creds: map[string]func(http.Header){}}
 
-	fs.fronts["trusted_headers"] = startFront(b, trustLoopback+inMemoryServer, testAgents)
+	fs.fronts["trusted_headers"] = startFront(b, trustLoopback+inMemoryServer, benchAgents)
 	fs.creds["trusted_headers"] = func(h http.Header) {
 		h.Set("X-Heddle-Subject", benchCaller.Subject)
 		h.Set("X-Heddle-Roles", strings.Join(benchCaller.Roles, ","))
 	}
 
-	fs.fronts["tokens"] = startFrontWith(b, benchTokensAPI+inMemoryServer, testAgents, serve.Options{
+	fs.fronts["tokens"] = startFrontWith(b, benchTokensAPI+inMemoryServer, benchAgents, serve.Options{
 		Secrets: secrets.Func(func(_ context.Context, ref config.Ref) (secrets.Value, error) {
 			if ref.Name == "/heddle/bench" {
 				return secrets.NewValue(benchToken), nil
@@ -124,7 +141,7 @@ func startBenchFronts(b *testing.B) *benchFronts {
 	}
 	keys := []benchKey{{"rsa-1", jose.RS256, rsaKey}, {"ec-1", jose.ES256, ecKey}}
 	issuer := startBenchIssuer(b, keys)
-	jwtFront := startFront(b, benchJWTAPI(issuer)+inMemoryServer, testAgents)
+	jwtFront := startFront(b, benchJWTAPI(issuer)+inMemoryServer, benchAgents)
 	now := time.Now()
 	claims := map[string]any{"iss": issuer, "aud": "heddle", "sub": benchCaller.Subject, "groups": benchCaller.Roles,
 		"iat": now.Unix(), "nbf": now.Unix(), "exp": now.Add(time.Hour).Unix()}
@@ -140,7 +157,7 @@ func startBenchFronts(b *testing.B) *benchFronts {
 	fs.minimal = startMinimal(b, fs.fronts["trusted_headers"].rt)
 	for _, bt := range benchTools {
 		for range 20 { // warm up: schemas, connections, keys, first-use paths
-			for _, call := range fs.sides(b, bt.agent, bt.tool) {
+			for _, call := range fs.sides(b, bt) {
 				if err := call(); err != nil {
 					b.Fatal(err)
 				}
@@ -193,17 +210,21 @@ func startBenchIssuer(b *testing.B, keys []benchKey) string {
 // door of each serve.auth kind (named by the kind), through the minimal one
 // (minimal, the caller in the identity headers), and through the toolset
 // of the baseline's runtime (inprocess).
-func (fs *benchFronts) sides(b *testing.B, agent, tool string) map[string]func() error {
+func (fs *benchFronts) sides(b *testing.B, bt benchTool) map[string]func() error {
 	base := fs.fronts[benchAuths[0]]
-	ts, err := base.rt.Toolset(agent)
+	ts, err := base.rt.Toolset(bt.agent)
 	if err != nil {
 		b.Fatal(err)
 	}
 	ctx := heddle.WithCaller(context.Background(), benchCaller)
-	args := map[string]any{"text": "hello, heddle"}
-	want := []byte(`"isError":false`)
+	var args map[string]any
+	if err := json.Unmarshal([]byte(bt.body), &args); err != nil {
+		b.Fatal(err)
+	}
+	agent, tool := bt.agent, bt.tool
+	want := []byte(benchWant)
 	post := func(client *http.Client, url string, cred func(http.Header)) error {
-		req, err := http.NewRequest("POST", url, bytes.NewReader([]byte(benchBody)))
+		req, err := http.NewRequest("POST", url, bytes.NewReader([]byte(bt.body)))
 		if err != nil {
 			return err
 		}
@@ -237,6 +258,23 @@ func (fs *benchFronts) sides(b *testing.B, agent, tool string) map[string]func()
 	return sides
 }
 
+// jobs returns the load client's jobs of calling tool with callers at
+// once: through the front door of each kind (named by the kind) and through
+// the minimal one (minimal).
+func (fs *benchFronts) jobs(bt benchTool, callers int) map[string]loadJob {
+	agent, tool := bt.agent, bt.tool
+	job := func(url string, cred func(http.Header)) loadJob {
+		h := http.Header{"Content-Type": {"application/json"}}
+		cred(h)
+		return loadJob{URL: url, Header: h, Body: bt.body, Want: benchWant, Callers: callers}
+	}
+	jobs := map[string]loadJob{"minimal": job(fs.minimal+"/"+agent+"/"+tool, fs.creds[benchAuths[0]])}
+	for _, auth := range benchAuths {
+		jobs[auth] = job(fs.fronts[auth].url+"/v1/agents/"+agent+"/tools/"+tool, fs.creds[auth])
+	}
+	return jobs
+}
+
 // startMinimal serves POST /{agent}/{tool} on 127.0.0.1 as a careful
 // hand-written front door with nothing of heddle's would: the caller from
 // the identity headers, the body decoded, the toolset called, the result
@@ -268,39 +306,46 @@ func startMinimal(b *testing.B, rt *runtime.Runtime) string {
 	return srv.URL
 }
 
-// BenchmarkInvoke makes b.N calls of each fast tool with 1 and with 64
-// callers at once, through the front door with each of the tool's
-// serve.auth kinds (http), and reports the throughput (calls/s) and the
-// median and 99th percentile of one call (p50-µs, p99-µs). At 64 callers
-// it makes them through the minimal front door and in process too, which
-// the target's throughput is a fraction of; at one caller those medians
-// are BenchmarkInvokeOverhead's, measured in the same rounds as the front
-// door's. The names are tool/auth=KIND/callers=N/side, the minimal and
-// in-process sides under the baseline's kind.
+// BenchmarkInvoke makes b.N calls of each tool with 1 and with 64 callers
+// at once, through the front door with each of the tool's serve.auth kinds
+// (http), and reports the throughput (calls/s) and the median and 99th
+// percentile of one call (p50-µs, p99-µs). At 64 callers it makes them
+// through the minimal front door and in process too, which the target's
+// throughput is a fraction of, and reports the worker's CPU time per call
+// (cpu-µs/call), the callers being in a process of their own; at one
+// caller those medians are BenchmarkInvokeOverhead's, measured in the same
+// rounds as the front door's. The names are tool/auth=KIND/callers=N/side,
+// the minimal and in-process sides under the baseline's kind.
 func BenchmarkInvoke(b *testing.B) {
 	fs := startBenchFronts(b)
 	for _, bt := range benchTools {
-		sides := fs.sides(b, bt.agent, bt.tool)
+		sides := fs.sides(b, bt)
 		for _, callers := range []int{1, 64} {
-			run := func(auth, side, call string) {
-				b.Run(fmt.Sprintf("%s/auth=%s/callers=%d/%s", bt.name, auth, callers, side), func(b *testing.B) {
-					load(b, callers, sides[call])
-				})
+			jobs := fs.jobs(bt, callers)
+			name := func(auth, side string) string {
+				return fmt.Sprintf("%s/auth=%s/callers=%d/%s", bt.name, auth, callers, side)
 			}
 			for _, auth := range bt.auths {
-				run(auth, "http", auth)
+				b.Run(name(auth, "http"), func(b *testing.B) {
+					if callers == 1 {
+						load(b, 1, sides[auth], false)
+						return
+					}
+					loadRemote(b, jobs[auth])
+				})
 			}
 			if callers > 1 {
-				for _, side := range []string{"minimal", "inprocess"} {
-					run(benchAuths[0], side, side)
-				}
+				b.Run(name(benchAuths[0], "minimal"), func(b *testing.B) { loadRemote(b, jobs["minimal"]) })
+				b.Run(name(benchAuths[0], "inprocess"), func(b *testing.B) { load(b, callers, sides["inprocess"], true) })
 			}
 		}
 	}
 }
 
-// load makes b.N calls with callers goroutines and reports the metrics.
-func load(b *testing.B, callers int, call func() error) {
+// load makes b.N calls with callers goroutines and reports the metrics;
+// cpu says whether the process's CPU time is the worker's alone, to be
+// reported (not when the calls are made over HTTP from this process).
+func load(b *testing.B, callers int, call func() error, cpu bool) {
 	var (
 		next atomic.Int64
 		mu   sync.Mutex
@@ -309,7 +354,7 @@ func load(b *testing.B, callers int, call func() error) {
 	)
 	b.ReportAllocs()
 	b.ResetTimer()
-	start := time.Now()
+	cpu0, start := processCPU(), time.Now()
 	for range callers {
 		wg.Go(func() {
 			var ds []time.Duration
@@ -327,11 +372,22 @@ func load(b *testing.B, callers int, call func() error) {
 		})
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
+	elapsed, used := time.Since(start), processCPU()-cpu0
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "calls/s")
+	if cpu {
+		reportCPU(b, used)
+	}
 	b.ReportMetric(percentile(all, 50)/1e3, "p50-µs")
 	b.ReportMetric(percentile(all, 99)/1e3, "p99-µs")
+}
+
+// reportCPU reports the CPU time this process (the worker) spent per call,
+// cpu-µs/call, where it can be measured.
+func reportCPU(b *testing.B, cpu time.Duration) {
+	if cpu > 0 {
+		b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/call")
+	}
 }
 
 // percentile returns the p-th percentile of ds in nanoseconds. It sorts ds.
@@ -355,7 +411,10 @@ func percentile(ds []time.Duration, p int) float64 {
 func BenchmarkInvokeOverhead(b *testing.B) {
 	fs := startBenchFronts(b)
 	for _, bt := range benchTools {
-		sides := fs.sides(b, bt.agent, bt.tool)
+		if !bt.paired {
+			continue
+		}
+		sides := fs.sides(b, bt)
 		names := append(slices.Clone(bt.auths), "minimal", "inprocess")
 		b.Run(bt.name, func(b *testing.B) {
 			ds := map[string][]time.Duration{}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -23,7 +24,12 @@ import (
 	"github.com/heddlehq/heddle/usecase"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(loadClientEnv) != "" {
+		os.Exit(runLoadClient())
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // The use cases the tests grant: serve.echo answers its text at once;
 // serve.hold tells hold it has started, then waits until hold releases it
@@ -74,7 +80,7 @@ func releaseHeld() {
 }
 
 // usecases are the keys the tests' plans may grant.
-var usecases = []string{"serve.echo", "serve.hold"}
+var usecases = []string{"serve.echo", "serve.hold", "serve.sleep"}
 
 // trustLoopback is a serve: section that believes the X-Heddle-* headers
 // of requests from this machine, as the tests send them.

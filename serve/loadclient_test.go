@@ -1,0 +1,251 @@
+package serve_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The load test's callers over HTTP run in a process of their own, as a
+// worker's callers do: the test binary run again with loadClientEnv set
+// reads a loadJob on its standard input, makes the calls and writes a
+// loadReport on its standard output. The worker's process then spends
+// nothing on the callers' side of HTTP, its garbage collector scans no
+// caller's goroutine and counts no caller's allocation; the callers still
+// share the machine's CPUs with it.
+const loadClientEnv = "HEDDLE_LOAD_CLIENT"
+
+// loadJob is what the load client is asked to do: Calls POSTs of Body to
+// URL with Header, made by Callers goroutines at once, after Warmup calls
+// that are not timed.
+type loadJob struct {
+	URL     string
+	Header  http.Header
+	Body    string
+	Want    string // a call succeeds when its status is 200 and its body contains Want
+	Callers int
+	Calls   int
+	Warmup  int
+}
+
+// loadReport is what the load client measured of the timed calls.
+type loadReport struct {
+	Seconds   float64
+	Durations []time.Duration
+	Err       string
+}
+
+// runLoadClient is the load client's main. It reads the job (a line of
+// JSON) from stdin, makes the warm-up calls, says "warm" on stdout, waits
+// for a line on stdin, makes the timed calls and writes the report (a line
+// of JSON) on stdout.
+func runLoadClient() int {
+	in := bufio.NewReader(os.Stdin)
+	var job loadJob
+	if err := json.NewDecoder(in).Decode(&job); err != nil {
+		fmt.Fprintln(os.Stderr, "load client:", err)
+		return 2
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(job.run(in)); err != nil {
+		return 2
+	}
+	return 0
+}
+
+// run makes the job's calls; between the warm-up and the timed calls it
+// says "warm" on stdout and reads a line of go.
+func (job loadJob) run(goAhead *bufio.Reader) loadReport {
+	client := &http.Client{
+		Transport: &http.Transport{MaxIdleConnsPerHost: job.Callers, DisableCompression: true},
+		Timeout:   30 * time.Second,
+	}
+	want := []byte(job.Want)
+	call := func() error {
+		req, err := http.NewRequest("POST", job.URL, bytes.NewReader([]byte(job.Body)))
+		if err != nil {
+			return err
+		}
+		req.Header = job.Header.Clone()
+		res, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		body, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		if err != nil || res.StatusCode != 200 || !bytes.Contains(body, want) {
+			return fmt.Errorf("%d %v %.200s", res.StatusCode, err, body)
+		}
+		return nil
+	}
+	rounds := func(n int, record bool) ([]time.Duration, error) {
+		var (
+			next  atomic.Int64
+			mu    sync.Mutex
+			all   = make([]time.Duration, 0, n)
+			first error
+			wg    sync.WaitGroup
+		)
+		for range job.Callers {
+			wg.Go(func() {
+				var ds []time.Duration
+				for next.Add(1) <= int64(n) {
+					t0 := time.Now()
+					if err := call(); err != nil {
+						mu.Lock()
+						first = cmpOr(first, err)
+						mu.Unlock()
+						return
+					}
+					if record {
+						ds = append(ds, time.Since(t0))
+					}
+				}
+				mu.Lock()
+				all = append(all, ds...)
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		return all, first
+	}
+	if _, err := rounds(job.Warmup, false); err != nil {
+		return loadReport{Err: err.Error()}
+	}
+	fmt.Println("warm")
+	if _, err := goAhead.ReadString('\n'); err != nil {
+		return loadReport{Err: "no go-ahead: " + err.Error()}
+	}
+	start := time.Now()
+	ds, err := rounds(job.Calls, true)
+	rep := loadReport{Seconds: time.Since(start).Seconds(), Durations: ds}
+	if err != nil {
+		rep.Err = err.Error()
+	}
+	client.CloseIdleConnections()
+	return rep
+}
+
+func cmpOr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// loadRemote makes b.N calls of job through the load client, in a process
+// of its own, and reports what it measured as load does. The timer runs
+// from the end of the client's warm-up to its report.
+func loadRemote(b *testing.B, job loadJob) {
+	job.Calls, job.Warmup = b.N, 4*job.Callers
+	var cpu0 time.Duration
+	rep := runLoadClientProcess(b, job, func() {
+		b.ReportAllocs()
+		b.ResetTimer()
+		cpu0 = processCPU()
+	})
+	cpu := processCPU() - cpu0
+	b.StopTimer()
+	if rep.Err != "" {
+		b.Fatal(rep.Err)
+	}
+	b.ReportMetric(float64(b.N)/rep.Seconds, "calls/s")
+	reportCPU(b, cpu)
+	b.ReportMetric(percentile(rep.Durations, 50)/1e3, "p50-µs")
+	b.ReportMetric(percentile(rep.Durations, 99)/1e3, "p99-µs")
+}
+
+// runLoadClientProcess runs the load client on job in a process of its own
+// and returns its report; timed is called between its warm-up and its
+// timed calls. The process has ended when it returns.
+func runLoadClientProcess(tb testing.TB, job loadJob, timed func()) loadReport {
+	tb.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), loadClientEnv+"=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	defer func() { _ = cmd.Wait() }()
+	defer stdin.Close()
+	fail := func(what string, err error) {
+		_ = cmd.Process.Kill()
+		tb.Fatalf("load client: %s: %v: %s", what, err, stderr.Bytes())
+	}
+	if err := json.NewEncoder(stdin).Encode(job); err != nil {
+		fail("job", err)
+	}
+	out := bufio.NewReader(stdout)
+	line, err := out.ReadString('\n')
+	if err != nil {
+		fail("warm-up", err)
+	}
+	if line != "warm\n" { // the warm-up failed: the report follows at once
+		var rep loadReport
+		if json.Unmarshal([]byte(line), &rep) != nil || rep.Err == "" {
+			fail("warm-up: "+line, err)
+		}
+		return rep
+	}
+	timed()
+	if _, err := io.WriteString(stdin, "go\n"); err != nil {
+		fail("go-ahead", err)
+	}
+	var rep loadReport
+	if err := json.NewDecoder(out).Decode(&rep); err != nil {
+		fail("report", err)
+	}
+	return rep
+}
+
+// TestLoadClient: the load client makes the calls it is asked for from a
+// process of its own, times each, and reports a failed call (here, an
+// answer without what the job wants) rather than counting it.
+func TestLoadClient(t *testing.T) {
+	f := startTestFront(t)
+	job := loadJob{
+		URL:    f.url + "/v1/agents/u/tools/serve_echo",
+		Header: http.Header{"Content-Type": {"application/json"}, "X-Heddle-Subject": {"bench"}},
+		Body:   `{"text": "hello"}`, Want: `"text":"hello"`,
+		Callers: 4, Calls: 40, Warmup: 8,
+	}
+	timed := false
+	rep := runLoadClientProcess(t, job, func() { timed = true })
+	if rep.Err != "" || !timed || len(rep.Durations) != 40 || rep.Seconds <= 0 {
+		t.Errorf("40 calls by 4 callers: timed %v, %d durations in %vs, error %q", timed, len(rep.Durations), rep.Seconds, rep.Err)
+	}
+	job.Want = `"text":"goodbye"`
+	rep = runLoadClientProcess(t, job, func() { t.Error("a warm-up that failed went on to the timed calls") })
+	if !strings.Contains(rep.Err, "200") || !strings.Contains(rep.Err, "hello") {
+		t.Errorf("an answer without what the job wants: error %q, want the status and the body", rep.Err)
+	}
+}
+
+// processCPU returns the CPU time this process has used so far, user and
+// system, all threads.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
