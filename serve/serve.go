@@ -37,6 +37,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -385,20 +386,22 @@ func (s *Server) runtimeError(w http.ResponseWriter, r *http.Request, err error)
 // JSON object of arguments; an empty body is no arguments.
 func (s *Server) readArgs(w http.ResponseWriter, r *http.Request) (map[string]any, int, error) {
 	limit := s.cfg.Limits.MaxBodyBytes
-	tooLarge := diag.New(diag.RequestTooLarge, "the request body is over serve.limits.max_body_bytes (%d bytes)", limit)
+	tooLarge := func() error {
+		return diag.New(diag.RequestTooLarge, "the request body is over serve.limits.max_body_bytes (%d bytes)", limit)
+	}
 	if r.ContentLength > int64(limit) {
-		return nil, http.StatusRequestEntityTooLarge, tooLarge
+		return nil, http.StatusRequestEntityTooLarge, tooLarge()
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(limit)))
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
-		return nil, http.StatusRequestEntityTooLarge, tooLarge
+		return nil, http.StatusRequestEntityTooLarge, tooLarge()
 	case err != nil:
 		return nil, http.StatusBadRequest, diag.New(diag.RequestInvalid, "the request body could not be read whole within serve.limits.read_timeout_ms")
 	}
 	var args map[string]any
-	if len(strings.TrimSpace(string(body))) > 0 {
+	if len(bytes.TrimSpace(body)) > 0 {
 		if err := json.Unmarshal(body, &args); err != nil || args == nil {
 			return nil, http.StatusBadRequest, diag.New(diag.RequestInvalid, "the body must be a JSON object of arguments")
 		}
