@@ -39,9 +39,12 @@ type loadJob struct {
 	Warmup  int
 }
 
-// loadReport is what the load client measured of the timed calls.
+// loadReport is what the load client measured of the timed calls: how
+// long they took, each and all together, and the CPU time the client's
+// process spent on them.
 type loadReport struct {
 	Seconds   float64
+	CPU       time.Duration
 	Durations []time.Duration
 	Err       string
 }
@@ -126,9 +129,9 @@ func (job loadJob) run(goAhead *bufio.Reader) loadReport {
 	if _, err := goAhead.ReadString('\n'); err != nil {
 		return loadReport{Err: "no go-ahead: " + err.Error()}
 	}
-	start := time.Now()
+	cpu0, start := processCPU(), time.Now()
 	ds, err := rounds(job.Calls, true)
-	rep := loadReport{Seconds: time.Since(start).Seconds(), Durations: ds}
+	rep := loadReport{Seconds: time.Since(start).Seconds(), CPU: processCPU() - cpu0, Durations: ds}
 	if err != nil {
 		rep.Err = err.Error()
 	}
@@ -161,6 +164,9 @@ func loadRemote(b *testing.B, job loadJob) {
 	}
 	b.ReportMetric(float64(b.N)/rep.Seconds, "calls/s")
 	reportCPU(b, cpu)
+	if rep.CPU > 0 {
+		b.ReportMetric(float64(rep.CPU.Microseconds())/float64(b.N), "client-cpu-µs/call")
+	}
 	b.ReportMetric(percentile(rep.Durations, 50)/1e3, "p50-µs")
 	b.ReportMetric(percentile(rep.Durations, 99)/1e3, "p99-µs")
 }
@@ -230,8 +236,8 @@ func TestLoadClient(t *testing.T) {
 	}
 	timed := false
 	rep := runLoadClientProcess(t, job, func() { timed = true })
-	if rep.Err != "" || !timed || len(rep.Durations) != 40 || rep.Seconds <= 0 {
-		t.Errorf("40 calls by 4 callers: timed %v, %d durations in %vs, error %q", timed, len(rep.Durations), rep.Seconds, rep.Err)
+	if rep.Err != "" || !timed || len(rep.Durations) != 40 || rep.Seconds <= 0 || rep.CPU <= 0 {
+		t.Errorf("40 calls by 4 callers: timed %v, %d durations in %vs using %v of CPU, error %q", timed, len(rep.Durations), rep.Seconds, rep.CPU, rep.Err)
 	}
 	job.Want = `"text":"goodbye"`
 	rep = runLoadClientProcess(t, job, func() { t.Error("a warm-up that failed went on to the timed calls") })
