@@ -412,6 +412,10 @@ func (s *Server) readArgs(w http.ResponseWriter, r *http.Request) (map[string]an
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
+	if raw, ok := v.(json.RawMessage); ok { // encoded already (Result)
+		_, _ = w.Write(append(raw, '\n'))
+		return
+	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)

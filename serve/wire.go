@@ -53,7 +53,9 @@ func Tools(tools []runtime.Tool) []Tool {
 // order, isError last; text keeps <, > and & as the tool wrote them, and
 // numbers keep every digit.
 func Result(res *mcp.CallToolResult) any {
-	b, err := json.Marshal(res)
+	// The SDK's own encoder, called directly: its output is compact JSON
+	// already, which json.Marshal would scan and copy once more.
+	b, err := res.MarshalJSON()
 	if err != nil || len(b) < 2 || b[len(b)-1] != '}' {
 		return res
 	}
