@@ -324,7 +324,6 @@ func (e *env) call(args []string) int {
 
 // printResult prints a call's result: JSON in MCP's own shape, or the text
 // parts (and a line per other part).
-
 func (e *env) printResult(res *mcp.CallToolResult) {
 	if e.g.format == "json" {
 		writeJSON(e.stdout, serve.Result(res))

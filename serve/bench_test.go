@@ -16,7 +16,6 @@ package serve_test
 // BENCH=Invoke` runs them.
 
 import (
-	"bytes"
 	"context"
 	"crypto"
 	"crypto/ecdsa"
@@ -25,14 +24,11 @@ import (
 	"crypto/rsa"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -223,26 +219,13 @@ func (fs *benchFronts) sides(b *testing.B, bt benchTool) map[string]func() error
 	}
 	agent, tool := bt.agent, bt.tool
 	want := []byte(benchWant)
-	post := func(client *http.Client, url string, cred func(http.Header)) error {
-		req, err := http.NewRequest("POST", url, bytes.NewReader([]byte(bt.body)))
-		if err != nil {
-			return err
-		}
-		req.Header.Set("Content-Type", "application/json")
-		cred(req.Header)
-		res, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		body, err := io.ReadAll(res.Body)
-		res.Body.Close()
-		if err != nil || res.StatusCode != 200 || !bytes.Contains(body, want) {
-			return fmt.Errorf("%d %v %s", res.StatusCode, err, body)
-		}
-		return nil
+	call := func(client *http.Client, url string, cred func(http.Header)) error {
+		h := http.Header{"Content-Type": {"application/json"}}
+		cred(h)
+		return post(client, url, h, bt.body, want)
 	}
 	sides := map[string]func() error{
-		"minimal": func() error { return post(base.client, fs.minimal+"/"+agent+"/"+tool, fs.creds[benchAuths[0]]) },
+		"minimal": func() error { return call(base.client, fs.minimal+"/"+agent+"/"+tool, fs.creds[benchAuths[0]]) },
 		"inprocess": func() error {
 			res, err := ts.Call(ctx, tool, args)
 			if err != nil || res.IsError {
@@ -253,7 +236,7 @@ func (fs *benchFronts) sides(b *testing.B, bt benchTool) map[string]func() error
 	}
 	for _, auth := range benchAuths {
 		f, cred := fs.fronts[auth], fs.creds[auth]
-		sides[auth] = func() error { return post(f.client, f.url+"/v1/agents/"+agent+"/tools/"+tool, cred) }
+		sides[auth] = func() error { return call(f.client, f.url+"/v1/agents/"+agent+"/tools/"+tool, cred) }
 	}
 	return sides
 }
@@ -346,34 +329,15 @@ func BenchmarkInvoke(b *testing.B) {
 // cpu says whether the process's CPU time is the worker's alone, to be
 // reported (not when the calls are made over HTTP from this process).
 func load(b *testing.B, callers int, call func() error, cpu bool) {
-	var (
-		next atomic.Int64
-		mu   sync.Mutex
-		all  = make([]time.Duration, 0, b.N)
-		wg   sync.WaitGroup
-	)
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0, start := processCPU(), time.Now()
-	for range callers {
-		wg.Go(func() {
-			var ds []time.Duration
-			for next.Add(1) <= int64(b.N) {
-				t0 := time.Now()
-				if err := call(); err != nil {
-					b.Error(err)
-					return
-				}
-				ds = append(ds, time.Since(t0))
-			}
-			mu.Lock()
-			all = append(all, ds...)
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
+	all, err := callAtOnce(callers, b.N, call)
 	elapsed, used := time.Since(start), processCPU()-cpu0
 	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "calls/s")
 	if cpu {
 		reportCPU(b, used)

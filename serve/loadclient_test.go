@@ -74,55 +74,8 @@ func (job loadJob) run(goAhead *bufio.Reader) loadReport {
 		Timeout:   30 * time.Second,
 	}
 	want := []byte(job.Want)
-	call := func() error {
-		req, err := http.NewRequest("POST", job.URL, bytes.NewReader([]byte(job.Body)))
-		if err != nil {
-			return err
-		}
-		req.Header = job.Header.Clone()
-		res, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		body, err := io.ReadAll(res.Body)
-		res.Body.Close()
-		if err != nil || res.StatusCode != 200 || !bytes.Contains(body, want) {
-			return fmt.Errorf("%d %v %.200s", res.StatusCode, err, body)
-		}
-		return nil
-	}
-	rounds := func(n int, record bool) ([]time.Duration, error) {
-		var (
-			next  atomic.Int64
-			mu    sync.Mutex
-			all   = make([]time.Duration, 0, n)
-			first error
-			wg    sync.WaitGroup
-		)
-		for range job.Callers {
-			wg.Go(func() {
-				var ds []time.Duration
-				for next.Add(1) <= int64(n) {
-					t0 := time.Now()
-					if err := call(); err != nil {
-						mu.Lock()
-						first = cmpOr(first, err)
-						mu.Unlock()
-						return
-					}
-					if record {
-						ds = append(ds, time.Since(t0))
-					}
-				}
-				mu.Lock()
-				all = append(all, ds...)
-				mu.Unlock()
-			})
-		}
-		wg.Wait()
-		return all, first
-	}
-	if _, err := rounds(job.Warmup, false); err != nil {
+	call := func() error { return post(client, job.URL, job.Header, job.Body, want) }
+	if _, err := callAtOnce(job.Callers, job.Warmup, call); err != nil {
 		return loadReport{Err: err.Error()}
 	}
 	fmt.Println("warm")
@@ -130,7 +83,7 @@ func (job loadJob) run(goAhead *bufio.Reader) loadReport {
 		return loadReport{Err: "no go-ahead: " + err.Error()}
 	}
 	cpu0, start := processCPU(), time.Now()
-	ds, err := rounds(job.Calls, true)
+	ds, err := callAtOnce(job.Callers, job.Calls, call)
 	rep := loadReport{Seconds: time.Since(start).Seconds(), CPU: processCPU() - cpu0, Durations: ds}
 	if err != nil {
 		rep.Err = err.Error()
@@ -139,11 +92,59 @@ func (job loadJob) run(goAhead *bufio.Reader) loadReport {
 	return rep
 }
 
-func cmpOr(a, b error) error {
-	if a != nil {
-		return a
+// post POSTs body to url with header h and reports an error unless the
+// answer is a 200 whose body contains want.
+func post(client *http.Client, url string, h http.Header, body string, want []byte) error {
+	req, err := http.NewRequest("POST", url, strings.NewReader(body))
+	if err != nil {
+		return err
 	}
-	return b
+	req.Header = h.Clone()
+	res, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	got, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil || res.StatusCode != 200 || !bytes.Contains(got, want) {
+		return fmt.Errorf("%d %v %.200s", res.StatusCode, err, got)
+	}
+	return nil
+}
+
+// callAtOnce makes n calls with callers goroutines at once and returns
+// how long each took; a caller stops at its first error, and the first
+// error is returned.
+func callAtOnce(callers, n int, call func() error) ([]time.Duration, error) {
+	var (
+		next  atomic.Int64
+		mu    sync.Mutex
+		all   = make([]time.Duration, 0, n)
+		first error
+		wg    sync.WaitGroup
+	)
+	for range callers {
+		wg.Go(func() {
+			var ds []time.Duration
+			for next.Add(1) <= int64(n) {
+				t0 := time.Now()
+				if err := call(); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+					return
+				}
+				ds = append(ds, time.Since(t0))
+			}
+			mu.Lock()
+			all = append(all, ds...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return all, first
 }
 
 // loadRemote makes b.N calls of job through the load client, in a process
