@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
@@ -266,37 +265,60 @@ func (t *trackedSource) current() string {
 // client-credentials handler builds its token source on the context of
 // Authorize and keeps it for every renewal; handing it a context that a
 // finished request has cancelled would make every renewal fail.
+//
+// It has a Done channel of its own, closed when the parent ends before
+// detach, and its Err is set before that channel closes and never unset:
+// a context derived from it before detach (whose goroutine reads Err once
+// Done is closed) always finds the error that closed it.
 type detachable struct {
 	context.Context // the parent's values, no cancellation
 	parent          context.Context
-	detached        atomic.Bool
+	done            chan struct{}
+	stop            func() bool
+
+	mu       sync.Mutex
+	detached bool
+	err      error
 }
 
 func newDetachable(parent context.Context) *detachable {
-	return &detachable{Context: context.WithoutCancel(parent), parent: parent}
+	d := &detachable{Context: context.WithoutCancel(parent), parent: parent, done: make(chan struct{})}
+	d.stop = context.AfterFunc(parent, func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if !d.detached {
+			d.err = parent.Err()
+			close(d.done)
+		}
+	})
+	return d
 }
 
-func (d *detachable) detach() { d.detached.Store(true) }
+// detach ends the following of the parent: from now on a parent that
+// ends cancels nothing. One that ended before stays ended.
+func (d *detachable) detach() {
+	d.mu.Lock()
+	d.detached = true
+	d.mu.Unlock()
+	d.stop()
+}
 
 func (d *detachable) Deadline() (time.Time, bool) {
-	if d.detached.Load() {
+	d.mu.Lock()
+	detached := d.detached && d.err == nil
+	d.mu.Unlock()
+	if detached {
 		return time.Time{}, false
 	}
 	return d.parent.Deadline()
 }
 
-func (d *detachable) Done() <-chan struct{} {
-	if d.detached.Load() {
-		return nil
-	}
-	return d.parent.Done()
-}
+func (d *detachable) Done() <-chan struct{} { return d.done }
 
 func (d *detachable) Err() error {
-	if d.detached.Load() {
-		return nil
-	}
-	return d.parent.Err()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.err
 }
 
 // scrubber removes secret values from error text: the configured secrets
