@@ -258,6 +258,46 @@ ai:
 	}
 }
 
+// TestStartupOverrideUnmatched fails start-up when a server's
+// classification override — a tools: key or an entry of its lists — matches
+// none of its tools, and names every one that does not; overrides that
+// match start.
+func TestStartupOverrideUnmatched(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ overrides, want string }{
+		{`tools: {ehco: {destructive: true}}`, `tools "ehco"`},
+		{`tools: {"del_*": {destructive: true}, echo: {read_only: true}}`, `tools "del_*"`},
+		{`destructive_tools: [remove_tool, drop_table]`, `destructive_tools "drop_table"`},
+		{`read_only_tools: ["get_*"], idempotent_tools: [pid]`, `read_only_tools "get_*"`},
+		{`tools: {"ec*": {destructive: true}}, destructive_tools: [add], read_only_tools: [echo], idempotent_tools: ["*"]`, ""},
+	} {
+		t.Run(tc.overrides, func(t *testing.T) {
+			t.Parallel()
+			p := compilePlan(t, `
+ai:
+  startup_timeout_ms: 5000
+  mcp_servers:
+    a: {transport: stdio, command: $TESTMCP, `+tc.overrides+`}
+`, map[string]string{"x": "capabilities: [{kind: mcp, server: a}]"})
+			rt, err := runtime.Open(context.Background(), p, runtime.Options{})
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("overrides that match: %v", err)
+				}
+				rt.Close()
+				return
+			}
+			if err == nil {
+				rt.Close()
+				t.Fatal("Open succeeded")
+			}
+			if !diag.Has(err, diag.MCPFilterUnmatched) || !strings.Contains(err.Error(), "override "+tc.want) {
+				t.Fatalf("err = %v, want MCP_FILTER_UNMATCHED naming override %s", err, tc.want)
+			}
+		})
+	}
+}
+
 // TestFilterOfLateOptionalServer: an optional server that never connected
 // does not fail its filters at start-up; once it comes up (over HTTP, on a
 // port chosen in advance) its tools appear.

@@ -376,6 +376,9 @@ func (i *instance) checkServerFilters(server string, all bool) []error {
 			}
 		}
 	}
+	if err := i.checkOverrides(server); err != nil {
+		errs = append(errs, err)
+	}
 	if !all && len(errs) > 1 {
 		errs = errs[:1]
 	}
@@ -384,25 +387,60 @@ func (i *instance) checkServerFilters(server string, all bool) []error {
 
 // checkFilters reports patterns that match none of an opened server's tools.
 func (i *instance) checkFilters(server string, include, exclude []string, who string) error {
-	s := i.servers[server]
-	if st := s.status().state; st != runtime.StateReady && st != runtime.StateIdle {
-		return nil
+	if bad, n := i.unmatched(server, slices.Concat(include, exclude)); len(bad) > 0 {
+		return diag.New(diag.MCPFilterUnmatched, "server %s: %s: filter %s matches none of its %d tools", server, who, strings.Join(bad, ", "), n)
 	}
-	s.mu.Lock()
-	tools := s.tools
-	s.mu.Unlock()
-	var bad []string
-	for _, list := range [][]string{include, exclude} {
-		for _, pat := range list {
-			if !slices.ContainsFunc(tools, func(t *mcp.Tool) bool { return globMatch(pat, t.Name) }) {
-				bad = append(bad, fmt.Sprintf("%q", pat))
-			}
+	return nil
+}
+
+// checkOverrides reports the server's classification overrides (its
+// tools: keys and its read_only_tools, idempotent_tools and
+// destructive_tools) that match none of its tools: an override that
+// matches nothing is how a tool quietly keeps the claim an operator meant
+// to overrule, such as not being destructive.
+func (i *instance) checkOverrides(server string) error {
+	spec := i.servers[server].spec
+	var (
+		bad []string
+		n   int
+	)
+	for _, list := range []struct {
+		key  string
+		pats []string
+	}{
+		{"tools", config.SortedKeys(spec.Tools)},
+		{"read_only_tools", spec.ReadOnlyTools},
+		{"idempotent_tools", spec.IdempotentTools},
+		{"destructive_tools", spec.DestructiveTools},
+	} {
+		var b []string
+		if b, n = i.unmatched(server, list.pats); len(b) > 0 {
+			bad = append(bad, list.key+" "+strings.Join(b, ", "))
 		}
 	}
 	if len(bad) > 0 {
-		return diag.New(diag.MCPFilterUnmatched, "server %s: %s: filter %s matches none of its %d tools", server, who, strings.Join(bad, ", "), len(tools))
+		return diag.New(diag.MCPFilterUnmatched, "server %s: override %s matches none of its %d tools", server, strings.Join(bad, "; "), n)
 	}
 	return nil
+}
+
+// unmatched returns, quoted, the patterns that match none of an opened
+// server's tools, and how many tools it has; nothing for a server that is
+// not open.
+func (i *instance) unmatched(server string, pats []string) (bad []string, tools int) {
+	s := i.servers[server]
+	if st := s.status().state; st != runtime.StateReady && st != runtime.StateIdle {
+		return nil, 0
+	}
+	s.mu.Lock()
+	offered := s.tools
+	s.mu.Unlock()
+	for _, pat := range pats {
+		if !slices.ContainsFunc(offered, func(t *mcp.Tool) bool { return globMatch(pat, t.Name) }) {
+			bad = append(bad, fmt.Sprintf("%q", pat))
+		}
+	}
+	return bad, len(offered)
 }
 
 // checkLock verifies a server's listing against the lock at start-up.
