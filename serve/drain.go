@@ -111,8 +111,9 @@ func (d *drainState) wait(ctx context.Context) bool {
 // Shutdown drains the server. At once it stops accepting connections, and
 // /readyz answers 503 SHUTTING_DOWN; a connection already open is still
 // served, each answer closing it (Connection: close), and idle ones are
-// closed. When no request is left in flight, every connection is closed
-// and Shutdown returns nil.
+// closed. When no request is left in flight and each answer is on the
+// wire (within CutWait more), every connection is closed and Shutdown
+// returns nil.
 //
 // When ctx is done first (a deadline, or a second signal), the drain is cut:
 // the requests still running are cancelled, and each is answered 503
@@ -125,17 +126,24 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	// MCP sessions end now: their streams would hold the drain open.
 	mcpClosed := s.closeMCP()
 	defer waitMCP(mcpClosed)
-	if !s.drain.wait(ctx) {
+	cut := !s.drain.wait(ctx)
+	// From here on, what is left to answer has CutWait.
+	wctx, cancel := context.WithTimeout(context.Background(), CutWait)
+	defer cancel()
+	if cut {
 		n := s.drain.inFlight.Load()
 		s.drain.cancel()
-		wctx, cancel := context.WithTimeout(context.Background(), CutWait)
 		s.drain.wait(wctx)
-		cancel()
 		err = diag.Wrap(diag.ShuttingDown, ctx.Err(), "the drain was cut with %d requests in flight: they were cancelled and answered SHUTTING_DOWN", n)
 		s.metrics.Drained(true, int(n))
 	} else {
 		s.metrics.Drained(false, 0)
 	}
+	// A handler that has returned may not have its answer on the wire yet:
+	// net/http writes the rest of it after ServeHTTP returns. The
+	// connections are closed once each has (keep-alives are off, so each
+	// closes after its answer), or when wctx ends.
+	_ = s.srv.Shutdown(wctx)
 	_ = s.srv.Close()
 	return err
 }

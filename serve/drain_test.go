@@ -6,8 +6,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	goruntime "runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -26,8 +28,12 @@ type sleepIn struct {
 	MS int `json:"ms"`
 }
 
+// sleepsStarted counts the serve.sleep calls that have begun.
+var sleepsStarted atomic.Int64
+
 func init() {
 	usecase.Register("serve.sleep", func(ctx context.Context, in sleepIn) (struct{}, error) {
+		sleepsStarted.Add(1)
 		select {
 		case <-time.After(time.Duration(in.MS) * time.Millisecond):
 			return struct{}{}, nil
@@ -70,8 +76,12 @@ func drainFront(t *testing.T) (*serve.Server, *http.Client, func()) {
 }
 
 // sleepCall posts a serve.sleep call of d and sends its answer once it has
-// one; it returns when the call has started.
+// one; it returns when the call has started: when the use case runs, not
+// only when the bubble's goroutines are blocked (a goroutine waiting for a
+// mutex is not durably blocked, and the server may not have read the
+// request yet).
 func sleepCall(t *testing.T, client *http.Client, d time.Duration) <-chan *response {
+	started := sleepsStarted.Load()
 	ch := make(chan *response, 1)
 	go func() {
 		body := fmt.Sprintf(`{"ms": %d}`, d.Milliseconds())
@@ -87,7 +97,9 @@ func sleepCall(t *testing.T, client *http.Client, d time.Duration) <-chan *respo
 		res.Body.Close()
 		ch <- &response{req: req, status: res.StatusCode, header: res.Header, body: b}
 	}()
-	synctest.Wait()
+	for synctest.Wait(); sleepsStarted.Load() == started && len(ch) == 0; synctest.Wait() {
+		goruntime.Gosched()
+	}
 	return ch
 }
 
