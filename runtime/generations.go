@@ -31,9 +31,10 @@ import (
 type Generations struct {
 	cur atomic.Pointer[generation]
 
-	mu       sync.Mutex // serialises Swap and Close; guards failed
+	mu       sync.Mutex // serialises Swap and Close; guards failed and changed
 	failed   *ReloadFailure
 	closed   bool
+	changed  chan struct{}  // closed by the next Swap, or by Close
 	draining sync.WaitGroup // one per generation not closed yet
 }
 
@@ -57,9 +58,20 @@ type ReloadFailure struct {
 // NewGenerations returns a holder whose first generation, number 1, is
 // rt. Close closes it.
 func NewGenerations(rt *Runtime) *Generations {
-	g := &Generations{}
+	g := &Generations{changed: make(chan struct{})}
 	g.cur.Store(g.newGeneration(rt, 1))
 	return g
+}
+
+// Changed returns a channel that is closed when the current generation is
+// replaced (Swap) or the holder is closed: what follows the current
+// generation, such as a subscription to its events (Runtime.Watch), takes
+// it before reading Current and starts again when it closes. After Close
+// it returns nil: there is no generation to follow.
+func (g *Generations) Changed() <-chan struct{} {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.changed
 }
 
 func (g *Generations) newGeneration(rt *Runtime, n uint64) *generation {
@@ -133,6 +145,8 @@ func (g *Generations) Swap(rt *Runtime) uint64 {
 	gen := g.newGeneration(rt, old.n+1)
 	g.cur.Store(gen)
 	g.failed = nil
+	close(g.changed)
+	g.changed = make(chan struct{})
 	old.release()
 	return gen.n
 }
@@ -171,6 +185,8 @@ func (g *Generations) Close() error {
 	g.mu.Lock()
 	if !g.closed {
 		g.closed = true
+		close(g.changed)
+		g.changed = nil
 		g.cur.Load().release()
 	}
 	g.mu.Unlock()

@@ -217,3 +217,41 @@ func TestGenerationsDrain(t *testing.T) {
 		t.Fatal("Acquire after Close gave no release function")
 	}
 }
+
+// TestGenerationsChanged: the channel Changed returns closes at the next
+// Swap (not before), the one after it at Close, and after Close there is
+// none.
+func TestGenerationsChanged(t *testing.T) {
+	t.Parallel()
+	open := func() *runtime.Runtime {
+		rt, err := runtime.Open(context.Background(), compilePlan(t, "ai: {}\n", map[string]string{"u": "capabilities: []\n"}), runtime.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rt
+	}
+	closed := func(ch <-chan struct{}) bool {
+		select {
+		case <-ch:
+			return true
+		default:
+			return false
+		}
+	}
+	gens := runtime.NewGenerations(open())
+	first := gens.Changed()
+	if first == nil || closed(first) {
+		t.Fatal("Changed before any swap: nil or closed")
+	}
+	gens.Swap(open())
+	second := gens.Changed()
+	if !closed(first) || second == nil || closed(second) {
+		t.Fatalf("after Swap: the first channel closed %v, the second %v (nil %v)", closed(first), closed(second), second == nil)
+	}
+	if err := gens.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !closed(second) || gens.Changed() != nil {
+		t.Errorf("after Close: the second channel closed %v, Changed %v, want closed and nil", closed(second), gens.Changed())
+	}
+}

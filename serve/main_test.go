@@ -114,16 +114,17 @@ func startFront(t testing.TB, api string, agents map[string]string) *front {
 }
 
 // startFrontWith is startFront with opts for the server (its Addr and
-// Metrics are the listener's and the runtime's).
+// Metrics are the listener's and the runtime's). With opts.Generations it
+// serves those runtimes, and reads neither api nor agents.
 func startFrontWith(t testing.TB, api string, agents map[string]string, opts serve.Options) *front {
 	t.Helper()
-	p := plantest.Must(t, api, agents, usecases...)
 	m := metrics.New()
-	rt, err := runtime.Open(context.Background(), p, runtime.Options{OnCall: m.Observe, Dial: testmcp.DialInMemory(t, nil)})
-	if err != nil {
-		t.Fatal(err)
+	var rt *runtime.Runtime
+	if opts.Generations != nil { // the caller's runtimes, closed by the caller
+		rt = opts.Generations.Current()
+	} else {
+		rt = openTestRuntime(t, api, agents, m)
 	}
-	t.Cleanup(func() { _ = rt.Close() })
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -150,6 +151,20 @@ func startFrontWith(t testing.TB, api string, agents map[string]string, opts ser
 		}
 	})
 	return f
+}
+
+// openTestRuntime opens a runtime of api and agents, the in-memory test
+// server for every MCP server, its calls observed by m; it is closed when
+// the test ends.
+func openTestRuntime(t testing.TB, api string, agents map[string]string, m *metrics.Metrics) *runtime.Runtime {
+	t.Helper()
+	p := plantest.Must(t, api, agents, usecases...)
+	rt, err := runtime.Open(context.Background(), p, runtime.Options{OnCall: m.Observe, Dial: testmcp.DialInMemory(t, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rt.Close() })
+	return rt
 }
 
 // request is a request to f; a POST says its body is JSON.

@@ -25,12 +25,54 @@ func (s *Server) newMCP() *mcpfacade.Handler {
 	})
 }
 
-// watch subscribes an MCP session to the changes of upstream tools in the
-// generation live when it subscribes. After a reload the session is told
-// of no further change, but lists the new generation's tools whenever the
-// host asks.
+// watch subscribes an MCP session to the changes of its agent's tools: the
+// upstream changes of the generation live now, and each reload, which may
+// change any agent's tools: the session hears of the reload once (it then
+// lists the new generation's tools, and go-sdk tells the host when they
+// differ) and follows the new generation's changes from then on.
 func (s *Server) watch(ctx context.Context) <-chan runtime.Event {
-	return s.gens.Current().Watch(ctx)
+	out := make(chan runtime.Event, 1)
+	go func() {
+		defer close(out)
+		for changed := s.gens.Changed(); changed != nil; changed = s.gens.Changed() {
+			gctx, cancel := context.WithCancel(ctx)
+			swapped := forwardEvents(ctx, s.gens.Current().Watch(gctx), changed, out)
+			cancel()
+			if !swapped || s.gens.Changed() == nil {
+				return
+			}
+			select {
+			case out <- runtime.Event{Kind: runtime.ToolUpdated}:
+			default: // a change is waiting to be read already: it re-lists too
+			}
+		}
+	}()
+	return out
+}
+
+// forwardEvents passes one generation's events to out until changed closes
+// (and reports true) or ctx ends (false).
+func forwardEvents(ctx context.Context, events <-chan runtime.Event, changed <-chan struct{}, out chan<- runtime.Event) bool {
+	for {
+		select {
+		case e, ok := <-events:
+			if !ok { // the runtime closed: wait for the next one
+				events = nil
+				continue
+			}
+			select {
+			case out <- e:
+			case <-changed:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		case <-changed:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
 }
 
 // routeMCP registers /mcp/{agent}: POST carries the host's messages (a

@@ -3,6 +3,7 @@ package serve_test
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +12,9 @@ import (
 
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/internal/plantest"
+	"github.com/heddlehq/heddle/metrics"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/serve"
 )
 
 // asCaller is a RoundTripper that sends the X-Heddle-* headers of one
@@ -137,4 +140,71 @@ func TestMCPFacade(t *testing.T) {
 	if r := f.send(req); r.status != http.StatusOK || !r.contains(`"echo"`) {
 		t.Errorf("alice's session as alice: %d %s, want 200 with the tools", r.status, r.body)
 	}
+}
+
+// TestMCPReload: an MCP session opened before a reload hears of it — the
+// host gets notifications/tools/list_changed and lists the new
+// generation's tools — and then of the new generation's own upstream
+// changes.
+func TestMCPReload(t *testing.T) {
+	m := metrics.New()
+	before := openTestRuntime(t, trustLoopback+inMemoryServer, map[string]string{"tools": `capabilities: [{kind: mcp, server: srv, include: [echo]}]`}, m)
+	gens := runtime.NewGenerations(before)
+	f := startFrontWith(t, "", nil, serve.Options{Generations: gens})
+	changed := make(chan struct{}, 16)
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
+		Endpoint:   f.url + "/mcp/tools",
+		HTTPClient: &http.Client{Transport: asCaller{subject: "alice", base: tr}},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	names := func() string {
+		t.Helper()
+		var ns []string
+		for tool, err := range cs.Tools(ctx, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			ns = append(ns, tool.Name)
+		}
+		slices.Sort(ns)
+		return strings.Join(ns, " ")
+	}
+	if got := names(); got != "echo" {
+		t.Fatalf("before the reload: tools %q, want echo", got)
+	}
+	wait := func(what string) {
+		t.Helper()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			t.Fatalf("%s: no notifications/tools/list_changed", what)
+		}
+	}
+
+	after := openTestRuntime(t, trustLoopback+inMemoryServer, map[string]string{"tools": `capabilities: [{kind: mcp, server: srv, exclude: [add, big, env, fail, image, pid, remove_tool, sleep, spawn_child]}]`}, m)
+	gens.Swap(after)
+	wait("after the reload")
+	if got := names(); got != "add_tool echo" {
+		t.Errorf("after the reload: tools %q, want add_tool echo", got)
+	}
+
+	// An upstream change in the new generation: its server gains a tool.
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "add_tool", Arguments: map[string]any{"name": "late_one"}}); err != nil || res.IsError {
+		t.Fatalf("add_tool: %v %v", res, err)
+	}
+	wait("after the new generation's server added a tool")
+	if got := names(); got != "add_tool echo late_one" {
+		t.Errorf("after the upstream change: tools %q, want add_tool echo late_one", got)
+	}
+	_ = gens.Close()
 }
