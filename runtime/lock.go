@@ -208,8 +208,9 @@ func (rt *Runtime) Lock() *Lock {
 // Drift is one difference between a lock and what a server offers now.
 type Drift struct {
 	Server string `json:"server"`
-	Tool   string `json:"tool"`
-	// Change is changed, removed, new or renamed.
+	Tool   string `json:"tool,omitempty"`
+	// Change is changed, removed, new or renamed (of a tool), or unopened:
+	// the lock pins a server that no grant or declared use opens any more.
 	Change string `json:"change"`
 	// Fields are the parts of the definition that changed, by their wire
 	// names (description, inputSchema, annotations, …).
@@ -220,10 +221,11 @@ type Drift struct {
 
 // Kinds of Drift.
 const (
-	DriftChanged = "changed"
-	DriftRemoved = "removed"
-	DriftNew     = "new"
-	DriftRenamed = "renamed"
+	DriftChanged  = "changed"
+	DriftRemoved  = "removed"
+	DriftNew      = "new"
+	DriftRenamed  = "renamed"
+	DriftUnopened = "unopened"
 )
 
 // String is the drift as one line: "srv: search_docs: changed description".
@@ -233,6 +235,8 @@ func (d Drift) String() string {
 		return fmt.Sprintf("%s: %s: changed %s", d.Server, d.Tool, strings.Join(d.Fields, ", "))
 	case DriftRenamed:
 		return fmt.Sprintf("%s: %s: renamed to %s", d.Server, d.Tool, d.To)
+	case DriftUnopened:
+		return fmt.Sprintf("%s: unopened: the lock pins it, and no grant or declared use opens it", d.Server)
 	}
 	return fmt.Sprintf("%s: %s: %s", d.Server, d.Tool, d.Change)
 }
@@ -327,9 +331,12 @@ func changedFields(a, b json.RawMessage) []string {
 
 // CheckLock lists how what the opened servers offer now differs from l:
 // what heddle lock --check reports. New tools count only when a grant or a
-// declared use offers them.
+// declared use offers them. A server the lock pins that is not opened
+// (removed, or no grant or declared use opens it any more) is unopened:
+// heddle lock would leave it out.
 func (rt *Runtime) CheckLock(l *Lock) []Drift {
 	var out []Drift
+	opened := map[string]bool{}
 	for _, kind := range config.SortedKeys(rt.instances) {
 		p, ok := rt.instances[kind].(Pinner)
 		if !ok {
@@ -338,11 +345,17 @@ func (rt *Runtime) CheckLock(l *Lock) []Drift {
 		o, _ := rt.instances[kind].(Offerer)
 		pins := p.Pins()
 		for _, name := range config.SortedKeys(pins) {
+			opened[name] = true
 			var offered func(string) bool
 			if o != nil {
 				offered = func(tool string) bool { return o.Offered(name, tool) }
 			}
 			out = append(out, l.Drift(name, pins[name], offered)...)
+		}
+	}
+	for _, name := range config.SortedKeys(l.Servers) {
+		if !opened[name] {
+			out = append(out, Drift{Server: name, Change: DriftUnopened})
 		}
 	}
 	return out
