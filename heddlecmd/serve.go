@@ -71,7 +71,11 @@ func (e *env) serve(args []string) int {
 		e.printFailure(listenError(listen, err))
 		return ExitFail
 	}
-	front, err := serve.New(ctx, rt, &serve.Options{Addr: ln.Addr(), Metrics: m, Logger: log, Generations: gens})
+	opts := &serve.Options{Addr: ln.Addr(), Metrics: m, Logger: log, Generations: gens}
+	if e.tracing != nil {
+		opts.TracerProvider = e.tracing.provider()
+	}
+	front, err := serve.New(ctx, rt, opts)
 	if err != nil {
 		ln.Close()
 		e.printFailure(err)

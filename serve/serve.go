@@ -50,6 +50,8 @@ import (
 	"slices"
 	"strings"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/health"
@@ -83,6 +85,12 @@ type Options struct {
 	// must be its current one; its plan's serve: section holds for the
 	// server's life. Default: the runtime given to New, alone.
 	Generations *runtime.Generations
+	// TracerProvider, when set, makes each request under /v1/ and /mcp/ a
+	// SERVER span by OpenTelemetry's HTTP conventions, the caller's
+	// traceparent its parent and the call's spans its children. The probes
+	// and /metrics are not traced. Default: no span of the server's own
+	// (a call's spans still continue the caller's traceparent).
+	TracerProvider trace.TracerProvider
 }
 
 // A Server is the HTTP front door of one runtime. It is an http.Handler,
@@ -149,6 +157,9 @@ func New(ctx context.Context, rt *runtime.Runtime, opts *Options) (*Server, erro
 	}))
 	s.routes(opts.Metrics)
 	s.guarded = s.origin.Handler(s.mux)
+	if opts.TracerProvider != nil {
+		s.guarded = traced(s.guarded, opts.TracerProvider)
+	}
 	s.srv = s.httpServer()
 	return s, nil
 }

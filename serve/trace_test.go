@@ -14,6 +14,7 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/heddlehq/heddle/internal/plantest"
 	"github.com/heddlehq/heddle/internal/testmcp"
@@ -124,6 +125,81 @@ func TestIncomingTraceparentContinued(t *testing.T) {
 	} {
 		if !strings.Contains(rec.Body.String(), want) {
 			t.Errorf("/metrics has no %s", want)
+		}
+	}
+}
+
+// TestServerSpan: with Options.TracerProvider, a call over the invoke API
+// is a SERVER span named by its route — http.route, the status, the
+// caller's traceparent its parent — and the call's execute_tool span is
+// its child; a refusal of the front door is a span too (404), and neither
+// the probes nor /metrics make one.
+func TestServerSpan(t *testing.T) {
+	t.Parallel()
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+	p := plantest.Must(t, trustLoopback+inMemoryServer, testAgents, usecases...)
+	rt, err := runtime.Open(context.Background(), p, runtime.Options{TracerProvider: tp, Dial: testmcp.DialInMemory(t, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rt.Close() })
+	f := startFrontWith(t, "", nil, serve.Options{Generations: runtime.NewGenerations(rt), TracerProvider: tp})
+	exp.Reset() // the runtime's start-up: connect, discover, tools/list
+
+	const callerTrace, callerSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	req := f.request("POST", "/v1/agents/u/tools/serve_echo", `{"text": "traced"}`)
+	req.Header.Set("X-Heddle-Subject", "alice")
+	req.Header.Set("traceparent", "00-"+callerTrace+"-"+callerSpan+"-01")
+	if r := f.send(req); r.status != http.StatusOK {
+		t.Fatalf("call: %d %s", r.status, r.body)
+	}
+	if r := f.send(f.request("POST", "/v1/agents/nosuch/tools/serve_echo", `{}`)); r.status != http.StatusNotFound {
+		t.Fatalf("a call of an unknown agent: %d %s", r.status, r.body)
+	}
+	for _, path := range []string{"/livez", "/readyz", "/metrics"} {
+		f.send(f.request("GET", path, ""))
+	}
+
+	spans := exp.GetSpans()
+	var server, refused, exec *tracetest.SpanStub
+	for i, s := range spans {
+		switch {
+		case s.Name == "POST /v1/agents/{agent}/tools/{tool}" && s.SpanContext.TraceID().String() == callerTrace:
+			server = &spans[i]
+		case s.Name == "POST /v1/agents/{agent}/tools/{tool}":
+			refused = &spans[i]
+		case s.Name == "execute_tool serve_echo":
+			exec = &spans[i]
+		}
+	}
+	if server == nil || exec == nil || refused == nil {
+		var names []string
+		for _, s := range spans {
+			names = append(names, s.Name)
+		}
+		t.Fatalf("spans %q: want the call's SERVER span and execute_tool, and the refusal's", names)
+	}
+	for _, s := range spans {
+		if strings.HasPrefix(s.Name, "GET") {
+			t.Errorf("a span %q: the probes and /metrics make none", s.Name)
+		}
+	}
+	attrs := map[string]string{}
+	for _, kv := range server.Attributes {
+		attrs[string(kv.Key)] = kv.Value.String()
+	}
+	if server.SpanKind != trace.SpanKindServer || server.Parent.SpanID().String() != callerSpan || !server.Parent.IsRemote() ||
+		attrs["http.route"] != "/v1/agents/{agent}/tools/{tool}" || attrs["http.response.status_code"] != "200" || attrs["http.request.method"] != "POST" {
+		t.Errorf("the call's span: kind %v, parent %s (remote %v), attributes %v", server.SpanKind, server.Parent.SpanID(), server.Parent.IsRemote(), attrs)
+	}
+	if exec.Parent.SpanID() != server.SpanContext.SpanID() {
+		t.Errorf("execute_tool's parent %s, want the SERVER span %s", exec.Parent.SpanID(), server.SpanContext.SpanID())
+	}
+	for _, kv := range refused.Attributes {
+		if kv.Key == "http.response.status_code" && kv.Value.AsInt64() != http.StatusNotFound {
+			t.Errorf("the refusal's span: status %v, want 404", kv.Value.String())
 		}
 	}
 }
