@@ -87,9 +87,9 @@ type Options struct {
 	Generations *runtime.Generations
 	// TracerProvider, when set, makes each request under /v1/ and /mcp/ a
 	// SERVER span by OpenTelemetry's HTTP conventions, the caller's
-	// traceparent its parent and the call's spans its children. The probes
-	// and /metrics are not traced. Default: no span of the server's own
-	// (a call's spans still continue the caller's traceparent).
+	// traceparent its parent and, on /v1/, the call's spans its children.
+	// The probes and /metrics are not traced. Default: no span of the
+	// server's own (a call's spans still continue the caller's traceparent).
 	TracerProvider trace.TracerProvider
 }
 

@@ -27,8 +27,8 @@ func incomingTrace(r *http.Request) context.Context {
 // traced makes each request h answers a SERVER span of tp by OpenTelemetry's
 // HTTP conventions (otelhttp): the caller's traceparent its parent, named
 // by the route once the request is routed ("POST
-// /v1/agents/{agent}/tools/{tool}"), with http.route and the status; the
-// call's spans are its children. /metrics is not traced (the probes do
+// /v1/agents/{agent}/tools/{tool}"), with http.route and the status; an
+// invoke API call's spans are its children. /metrics is not traced (the probes do
 // not reach h).
 func traced(h http.Handler, tp trace.TracerProvider) http.Handler {
 	routed := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
