@@ -32,8 +32,9 @@ var errCut = diag.New(diag.ShuttingDown, "the worker shut down before this call 
 type drainState struct {
 	started  atomic.Bool
 	inFlight atomic.Int64
-	cut      context.Context
-	cancel   context.CancelFunc
+	cut      context.Context // cancelled, with errCut as its cause, by a cut
+	cutCause context.CancelCauseFunc
+	base     context.Context // cut, marked: the context Serve's requests start from
 
 	mu        sync.Mutex
 	listeners []net.Listener
@@ -41,9 +42,18 @@ type drainState struct {
 
 func newDrainState() *drainState {
 	d := &drainState{}
-	d.cut, d.cancel = context.WithCancel(context.Background())
+	d.cut, d.cutCause = context.WithCancelCause(context.Background())
+	d.base = context.WithValue(d.cut, servedKey{}, true)
 	return d
 }
+
+// servedKey marks the contexts of the requests Serve answers: they descend
+// from the drain's cut already.
+type servedKey struct{}
+
+// cancel cuts the drain: every request in flight is cancelled, with errCut
+// as the cause.
+func (d *drainState) cancel() { d.cutCause(errCut) }
 
 func (d *drainState) draining() bool { return d.started.Load() }
 
@@ -75,16 +85,19 @@ func (d *drainState) begin() error {
 	return first
 }
 
-// enter counts a request among those in flight until the function it
-// returns is called.
-func (d *drainState) enter() func() {
-	d.inFlight.Add(1)
-	return func() { d.inFlight.Add(-1) }
-}
+// enter counts a request among those in flight until leave.
+func (d *drainState) enter() { d.inFlight.Add(1) }
+
+func (d *drainState) leave() { d.inFlight.Add(-1) }
 
 // track returns r with a context that a cut cancels, with errCut as its
-// cause. The caller calls done when it has answered.
+// cause. The caller calls done when it has answered. A request Serve
+// answers has that context already (http.Server.BaseContext); one that
+// reached the handler another way gets one of its own.
 func (d *drainState) track(r *http.Request) (_ *http.Request, done func()) {
+	if r.Context().Value(servedKey{}) != nil {
+		return r, noop
+	}
 	ctx, cancel := context.WithCancelCause(r.Context())
 	stop := context.AfterFunc(d.cut, func() { cancel(errCut) })
 	return r.WithContext(ctx), func() {
@@ -92,6 +105,8 @@ func (d *drainState) track(r *http.Request) (_ *http.Request, done func()) {
 		cancel(nil)
 	}
 }
+
+func noop() {}
 
 // wait waits until no request is in flight, and reports true, or until
 // ctx is done, and reports false.

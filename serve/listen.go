@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"log/slog"
 	"net"
 	"net/http"
@@ -23,6 +24,8 @@ func (s *Server) httpServer() *http.Server {
 		IdleTimeout:       ms(l.IdleTimeoutMS),
 		MaxHeaderBytes:    l.MaxHeaderBytes,
 		ConnState:         s.conns.track,
+		// Every request's context descends from the drain's cut.
+		BaseContext: func(net.Listener) context.Context { return s.drain.base },
 		// What net/http logs itself: accept errors, TLS handshakes.
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}

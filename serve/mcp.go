@@ -90,11 +90,10 @@ func (s *Server) routeMCP(handle func(method, path string, h http.Handler)) {
 		}
 		switch r.Method {
 		case http.MethodPost:
-			release, ok := s.admit(w)
-			if !ok {
+			if !s.admit(w) {
 				return
 			}
-			defer release()
+			defer s.release()
 		case http.MethodGet:
 			_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 		}

@@ -209,7 +209,8 @@ func (s *Server) routes(m *metrics.Metrics) {
 // Every other path refuses a Host that is not accepted (DNS rebinding) and
 // a browser's request from a page of another origin, with 403 FORBIDDEN.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	defer s.drain.enter()()
+	s.drain.enter()
+	defer s.drain.leave()
 	if r.URL.Path == "/readyz" && s.drain.draining() {
 		Error(w, http.StatusServiceUnavailable, errDraining)
 		return
@@ -251,7 +252,12 @@ func (s *Server) authenticated(h http.HandlerFunc) http.HandlerFunc {
 // that needs a CORS preflight, which this server does not answer.
 func jsonOnly(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		ct := r.Header.Get("Content-Type")
+		if ct == "application/json" { // as most clients send it: nothing to parse
+			h(w, r)
+			return
+		}
+		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || mt != "application/json" {
 			Error(w, http.StatusUnsupportedMediaType, diag.New(diag.RequestInvalid, "the body must be JSON, sent with Content-Type: application/json"))
 			return
@@ -261,25 +267,27 @@ func jsonOnly(h http.HandlerFunc) http.HandlerFunc {
 }
 
 // admit takes one of serve.limits.max_in_flight places, or answers 503
-// TOO_BUSY with Retry-After and reports false. The caller calls the
-// release function it returns when done.
-func (s *Server) admit(w http.ResponseWriter) (release func(), ok bool) {
+// TOO_BUSY with Retry-After and reports false. The caller calls release
+// when done.
+func (s *Server) admit(w http.ResponseWriter) bool {
 	select {
 	case s.inFlight <- struct{}{}:
-		return func() { <-s.inFlight }, true
+		return true
 	default:
 		w.Header().Set("Retry-After", "1")
 		Error(w, http.StatusServiceUnavailable, diag.New(diag.TooBusy, "this worker already serves serve.limits.max_in_flight (%d) calls; retry later", cap(s.inFlight)))
-		return nil, false
+		return false
 	}
 }
 
+// release gives back the place admit took.
+func (s *Server) release() { <-s.inFlight }
+
 func (s *Server) listAgents(w http.ResponseWriter, r *http.Request) {
-	release, ok := s.admit(w)
-	if !ok {
+	if !s.admit(w) {
 		return
 	}
-	defer release()
+	defer s.release()
 	rt, done := s.gens.Acquire()
 	defer done()
 	agents := rt.Plan().Agents
@@ -308,11 +316,10 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
 		s.runtimeError(w, r, err)
 		return
 	}
-	release, ok := s.admit(w)
-	if !ok {
+	if !s.admit(w) {
 		return
 	}
-	defer release()
+	defer s.release()
 	v, err := s.convs.view(r, ts)
 	if err != nil {
 		Error(w, http.StatusBadRequest, err)
@@ -351,11 +358,10 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 		Error(w, http.StatusBadRequest, err)
 		return
 	}
-	release, ok := s.admit(w)
-	if !ok {
+	if !s.admit(w) {
 		return
 	}
-	defer release()
+	defer s.release()
 	res, err := v.Call(incomingTrace(r), r.PathValue("tool"), args)
 	if err != nil {
 		s.runtimeError(w, r, err)
