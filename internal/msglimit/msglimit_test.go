@@ -152,6 +152,17 @@ func TestScannerStaysSmall(t *testing.T) {
 	}
 }
 
+// leastAllocatedBy is the least of three readings of allocatedBy(f): the
+// process's allocations are counted, and the least leaves out what another
+// goroutine allocated meanwhile. f must do the same each time.
+func leastAllocatedBy(f func()) uint64 {
+	least := allocatedBy(f)
+	for range 2 {
+		least = min(least, allocatedBy(f))
+	}
+	return least
+}
+
 func allocatedBy(f func()) uint64 {
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -284,10 +295,10 @@ func TestBufferAllocates(t *testing.T) {
 		t.Errorf("holding 4 MiB allocated %.1f MiB", float64(allocated)/(1<<20))
 	}
 	write(16)()
-	if allocated := allocatedBy(write(16)); allocated > 1<<10 {
+	if allocated := leastAllocatedBy(write(16)); allocated > 1<<10 {
 		t.Errorf("holding 1 MiB again allocated %d bytes", allocated)
 	}
-	if allocated := allocatedBy(write(8)); allocated > 1<<10 {
+	if allocated := leastAllocatedBy(write(8)); allocated > 1<<10 {
 		t.Errorf("holding 512 KiB after 1 MiB allocated %d bytes", allocated)
 	}
 }
