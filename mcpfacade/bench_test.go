@@ -10,17 +10,14 @@ package mcpfacade_test
 
 import (
 	"context"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"slices"
-	"sort"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/heddlehq/heddle"
+	"github.com/heddlehq/heddle/internal/benchpair"
 	"github.com/heddlehq/heddle/internal/plantest"
 	"github.com/heddlehq/heddle/internal/testmcp"
 	"github.com/heddlehq/heddle/mcpfacade"
@@ -147,23 +144,7 @@ func BenchmarkFacadeOverhead(b *testing.B) {
 	for _, bt := range benchFacadeTools {
 		sides := benchSides(b, bt.tool)
 		b.Run(bt.name, func(b *testing.B) {
-			ds := map[string][]time.Duration{}
-			order := rand.New(rand.NewPCG(1, 2))
-			for b.Loop() {
-				round := slices.Clone(names)
-				order.Shuffle(len(round), func(i, j int) { round[i], round[j] = round[j], round[i] })
-				for _, side := range round {
-					t0 := time.Now()
-					if err := sides[side](); err != nil {
-						b.Fatal(err)
-					}
-					ds[side] = append(ds[side], time.Since(t0))
-				}
-			}
-			p50 := map[string]float64{}
-			for _, side := range names {
-				p50[side] = median(ds[side])
-			}
+			p50 := benchpair.Medians(benchpair.Rounds(b, names, sides))
 			b.ReportMetric(p50["inprocess"]/1e3, "inprocess-p50-µs")
 			b.ReportMetric(p50["facade"]/1e3, "facade-p50-µs")
 			b.ReportMetric(p50["http"]/1e3, "http-p50-µs")
@@ -171,13 +152,4 @@ func BenchmarkFacadeOverhead(b *testing.B) {
 			b.ReportMetric(p50["http"]/p50["inprocess"], "http/inprocess")
 		})
 	}
-}
-
-func median(ds []time.Duration) float64 {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := slices.Clone(ds)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return float64(s[len(s)/2])
 }

@@ -24,7 +24,6 @@ import (
 	"crypto/rsa"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -37,6 +36,7 @@ import (
 	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/internal/benchpair"
 	"github.com/heddlehq/heddle/internal/jwttest"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/secrets"
@@ -342,8 +342,8 @@ func load(b *testing.B, callers int, call func() error, cpu bool) {
 	if cpu {
 		reportCPU(b, used)
 	}
-	b.ReportMetric(percentile(all, 50)/1e3, "p50-µs")
-	b.ReportMetric(percentile(all, 99)/1e3, "p99-µs")
+	b.ReportMetric(benchpair.Percentile(all, 50)/1e3, "p50-µs")
+	b.ReportMetric(benchpair.Percentile(all, 99)/1e3, "p99-µs")
 }
 
 // reportCPU reports the CPU time this process (the worker) spent per call,
@@ -352,15 +352,6 @@ func reportCPU(b *testing.B, cpu time.Duration) {
 	if cpu > 0 {
 		b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/call")
 	}
-}
-
-// percentile returns the p-th percentile of ds in nanoseconds. It sorts ds.
-func percentile(ds []time.Duration, p int) float64 {
-	if len(ds) == 0 {
-		return 0
-	}
-	slices.Sort(ds)
-	return float64(ds[min(len(ds)-1, len(ds)*p/100)])
 }
 
 // BenchmarkInvokeOverhead interleaves, one caller at a time, a call
@@ -381,26 +372,8 @@ func BenchmarkInvokeOverhead(b *testing.B) {
 		sides := fs.sides(b, bt)
 		names := append(slices.Clone(bt.auths), "minimal", "inprocess")
 		b.Run(bt.name, func(b *testing.B) {
-			ds := map[string][]time.Duration{}
-			order := rand.New(rand.NewPCG(1, 2))
 			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				round := slices.Clone(names)
-				order.Shuffle(len(round), func(i, j int) { round[i], round[j] = round[j], round[i] })
-				for _, side := range round {
-					t0 := time.Now()
-					if err := sides[side](); err != nil {
-						b.Fatal(err)
-					}
-					ds[side] = append(ds[side], time.Since(t0))
-				}
-			}
-			b.StopTimer()
-			p50 := map[string]float64{}
-			for _, side := range names {
-				p50[side] = percentile(ds[side], 50)
-			}
+			p50 := benchpair.Medians(benchpair.Rounds(b, names, sides))
 			base := benchAuths[0]
 			b.ReportMetric(p50["minimal"]/1e3, "minimal-p50-µs")
 			b.ReportMetric(p50["inprocess"]/1e3, "inprocess-p50-µs")

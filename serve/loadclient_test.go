@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/heddlehq/heddle/internal/benchpair"
 )
 
 // The load test's callers over HTTP run in a process of their own, as a
@@ -168,8 +170,8 @@ func loadRemote(b *testing.B, job loadJob) {
 	if rep.CPU > 0 {
 		b.ReportMetric(float64(rep.CPU.Microseconds())/float64(b.N), "client-cpu-µs/call")
 	}
-	b.ReportMetric(percentile(rep.Durations, 50)/1e3, "p50-µs")
-	b.ReportMetric(percentile(rep.Durations, 99)/1e3, "p99-µs")
+	b.ReportMetric(benchpair.Percentile(rep.Durations, 50)/1e3, "p50-µs")
+	b.ReportMetric(benchpair.Percentile(rep.Durations, 99)/1e3, "p99-µs")
 }
 
 // runLoadClientProcess runs the load client on job in a process of its own
