@@ -29,16 +29,11 @@ func (e *env) mcpServe(args []string) int {
 	sig := watchSignals()
 	defer sig.stop()
 	ctx := sig.first
-	rt, code := e.open(ctx, &rf, log, false, pos[0])
+	rt, ts, code := e.openAgent(ctx, &rf, log, false, pos[0])
 	if rt == nil {
 		return code
 	}
 	defer rt.Close()
-	ts, err := rt.Toolset(pos[0])
-	if err != nil {
-		e.printFailure(err)
-		return ExitFail
-	}
 	var caller heddle.Identity
 	if id := rt.Plan().MCP.Identity; id != nil {
 		caller = heddle.Identity{Subject: id.Subject, Roles: id.Roles, Claims: id.Claims}

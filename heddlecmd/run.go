@@ -115,6 +115,23 @@ func (e *env) open(ctx context.Context, rf *runFlags, log *slog.Logger, approve 
 	return rt, ExitOK
 }
 
+// openAgent opens the runtime of agent alone (open) and returns it with
+// the agent's toolset. On failure it has said why, and returns nil and the
+// exit status. The caller closes the runtime.
+func (e *env) openAgent(ctx context.Context, rf *runFlags, log *slog.Logger, approve bool, agent string) (*runtime.Runtime, *runtime.Toolset, int) {
+	rt, code := e.open(ctx, rf, log, approve, agent)
+	if rt == nil {
+		return nil, nil, code
+	}
+	ts, err := rt.Toolset(agent)
+	if err != nil {
+		rt.Close()
+		e.printFailure(err)
+		return nil, nil, ExitFail
+	}
+	return rt, ts, ExitOK
+}
+
 // runtimeOptions are the options the commands open the runtime with,
 // reading the lock file (a reload reads it again).
 func (e *env) runtimeOptions(ctx context.Context, rf *runFlags, log *slog.Logger, approve bool) (runtime.Options, error) {
@@ -190,30 +207,27 @@ func (e *env) tools(args []string) int {
 		return e.usageError(err)
 	}
 	ctx := context.Background()
-	rt, code := e.open(ctx, rf, log, false, pos[0])
+	rt, ts, code := e.openAgent(ctx, rf, log, false, pos[0])
 	if rt == nil {
 		return code
 	}
 	defer rt.Close()
-	ts, err := rt.Toolset(pos[0])
-	if err == nil {
-		// Operators see every tool, deferred ones marked; a provider's
-		// format is what a model is given when a conversation starts.
-		list := ts.Tools
-		if e.g.format != "text" && e.g.format != "json" {
-			list = ts.NewView().Tools
-		}
-		var tools []runtime.Tool
-		if tools, err = list(ctx); err == nil {
-			err = e.printTools(tools, tf.strict)
-		}
-		if err == nil {
-			e.printUnavailable(ts)
-			return ExitOK
-		}
+	// Operators see every tool, deferred ones marked; a provider's format
+	// is what a model is given when a conversation starts.
+	list := ts.Tools
+	if e.g.format != "text" && e.g.format != "json" {
+		list = ts.NewView().Tools
 	}
-	e.printFailure(err)
-	return ExitFail
+	tools, err := list(ctx)
+	if err == nil {
+		err = e.printTools(tools, tf.strict)
+	}
+	if err != nil {
+		e.printFailure(err)
+		return ExitFail
+	}
+	e.printUnavailable(ts)
+	return ExitOK
 }
 
 // printUnavailable says on standard error which of the agent's
@@ -297,16 +311,11 @@ func (e *env) call(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	rt, code := e.open(ctx, &rf, log, yes, pos[0])
+	rt, ts, code := e.openAgent(ctx, &rf, log, yes, pos[0])
 	if rt == nil {
 		return code
 	}
 	defer rt.Close()
-	ts, err := rt.Toolset(pos[0])
-	if err != nil {
-		e.printFailure(err)
-		return ExitFail
-	}
 	res, err := ts.Call(heddle.WithCaller(ctx, caller), pos[1], callArgs)
 	if err != nil {
 		e.printFailure(err)
