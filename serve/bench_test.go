@@ -6,7 +6,10 @@ package serve_test
 // and through a minimal hand-written front door (net/http, the body
 // decoded, the same toolset called, its result encoded: no checks, no
 // limits) on the same loopback with the same client, so that the ratios
-// mean something whatever the machine. One caller calls from this process;
+// mean something whatever the machine. The MCP echo is called twice: from
+// the test server in this process over go-sdk's in-memory transport, and
+// from the test server binary over stdio, in a process of its own, as a
+// worker runs an MCP server. One caller calls from this process;
 // 64 callers call from a process of their own (loadclient_test.go), as a
 // worker's callers do, so that the CPU time and allocations measured are
 // the worker's alone. The front door is called with each
@@ -26,6 +29,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -38,6 +43,7 @@ import (
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/internal/benchpair"
 	"github.com/heddlehq/heddle/internal/jwttest"
+	"github.com/heddlehq/heddle/internal/plantest"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/secrets"
 	"github.com/heddlehq/heddle/serve"
@@ -45,23 +51,27 @@ import (
 
 // benchTool is a tool the load test calls: as tool of agent, with body as
 // its arguments, through the front door with each of auths. paired says
-// whether BenchmarkInvokeOverhead measures it too.
+// whether BenchmarkInvokeOverhead measures it too; stdio, that its MCP
+// server is the test server binary over stdio (of the baseline's kind
+// only), not the in-process one.
 type benchTool struct {
 	name, agent, tool, body string
 	auths                   []string
-	paired                  bool
+	paired, stdio           bool
 }
 
-// benchTools are the tools the load test calls: two fast ones, a use case
-// that answers its argument and the test MCP server's echo over an
-// in-memory transport, and a use case that waits 10 ms for nothing, as a
-// tool waiting for its backend does. What a kind costs does not depend on
-// the tool, so the MCP echo and the waiting tool are called with the
-// baseline only, which keeps the load test within about a minute.
+// benchTools are the tools the load test calls: a use case that answers
+// its argument; the test MCP server's echo, in this process over go-sdk's
+// in-memory transport and in a process of its own over stdio, as a worker
+// runs it; and a use case that waits 10 ms for nothing, as a tool waiting
+// for its backend does. What a kind costs does not depend on the tool, so
+// the MCP echoes and the waiting tool are called with the baseline only,
+// which keeps the load test within about a minute.
 var benchTools = []benchTool{
-	{"usecase", "u", "serve_echo", benchBody, benchAuths, true},
-	{"mcp", "a", "echo", benchBody, benchAuths[:1], true},
-	{"wait10ms", "w", "serve_sleep", `{"ms": 10}`, benchAuths[:1], false},
+	{"usecase", "u", "serve_echo", benchBody, benchAuths, true, false},
+	{"mcp", "a", "echo", benchBody, benchAuths[:1], true, false},
+	{"mcp-stdio", "a", "echo", benchBody, benchAuths[:1], true, true},
+	{"wait10ms", "w", "serve_sleep", `{"ms": 10}`, benchAuths[:1], false, false},
 }
 
 // benchAgents are the test agents and w, granting serve.sleep.
@@ -103,6 +113,10 @@ type benchFronts struct {
 	fronts  map[string]*front            // by auth kind
 	creds   map[string]func(http.Header) // how a call of each kind says who calls
 	minimal string                       // the minimal front door's URL
+	// stdio is the baseline's front door to a runtime whose server srv is
+	// the test server binary over stdio; minimalStdio, the minimal one.
+	stdio        *front
+	minimalStdio string
 }
 
 // startBenchFronts starts the front doors, with idle connections enough
@@ -151,6 +165,9 @@ func startBenchFronts(b *testing.B) *benchFronts {
 		f.client.Transport.(*http.Transport).MaxIdleConnsPerHost = 128
 	}
 	fs.minimal = startMinimal(b, fs.fronts["trusted_headers"].rt)
+	fs.stdio = startFrontWith(b, "", nil, serve.Options{Generations: runtime.NewGenerations(openStdioRuntime(b))})
+	fs.stdio.client.Transport.(*http.Transport).MaxIdleConnsPerHost = 128
+	fs.minimalStdio = startMinimal(b, fs.stdio.rt)
 	for _, bt := range benchTools {
 		for range 20 { // warm up: schemas, connections, keys, first-use paths
 			for _, call := range fs.sides(b, bt) {
@@ -207,7 +224,7 @@ func startBenchIssuer(b *testing.B, keys []benchKey) string {
 // (minimal, the caller in the identity headers), and through the toolset
 // of the baseline's runtime (inprocess).
 func (fs *benchFronts) sides(b *testing.B, bt benchTool) map[string]func() error {
-	base := fs.fronts[benchAuths[0]]
+	base, minimal := fs.door(bt, benchAuths[0]), fs.minimalOf(bt)
 	ts, err := base.rt.Toolset(bt.agent)
 	if err != nil {
 		b.Fatal(err)
@@ -225,7 +242,7 @@ func (fs *benchFronts) sides(b *testing.B, bt benchTool) map[string]func() error
 		return post(client, url, h, bt.body, want)
 	}
 	sides := map[string]func() error{
-		"minimal": func() error { return call(base.client, fs.minimal+"/"+agent+"/"+tool, fs.creds[benchAuths[0]]) },
+		"minimal": func() error { return call(base.client, minimal+"/"+agent+"/"+tool, fs.creds[benchAuths[0]]) },
 		"inprocess": func() error {
 			res, err := ts.Call(ctx, tool, args)
 			if err != nil || res.IsError {
@@ -234,11 +251,27 @@ func (fs *benchFronts) sides(b *testing.B, bt benchTool) map[string]func() error
 			return nil
 		},
 	}
-	for _, auth := range benchAuths {
-		f, cred := fs.fronts[auth], fs.creds[auth]
+	for _, auth := range bt.auths {
+		f, cred := fs.door(bt, auth), fs.creds[auth]
 		sides[auth] = func() error { return call(f.client, f.url+"/v1/agents/"+agent+"/tools/"+tool, cred) }
 	}
 	return sides
+}
+
+// door is the front door tool is called through with auth; minimalOf, the
+// minimal one of its runtime.
+func (fs *benchFronts) door(bt benchTool, auth string) *front {
+	if bt.stdio {
+		return fs.stdio
+	}
+	return fs.fronts[auth]
+}
+
+func (fs *benchFronts) minimalOf(bt benchTool) string {
+	if bt.stdio {
+		return fs.minimalStdio
+	}
+	return fs.minimal
 }
 
 // jobs returns the load client's jobs of calling tool with callers at
@@ -251,11 +284,28 @@ func (fs *benchFronts) jobs(bt benchTool, callers int) map[string]loadJob {
 		cred(h)
 		return loadJob{URL: url, Header: h, Body: bt.body, Want: benchWant, Callers: callers}
 	}
-	jobs := map[string]loadJob{"minimal": job(fs.minimal+"/"+agent+"/"+tool, fs.creds[benchAuths[0]])}
-	for _, auth := range benchAuths {
-		jobs[auth] = job(fs.fronts[auth].url+"/v1/agents/"+agent+"/tools/"+tool, fs.creds[auth])
+	jobs := map[string]loadJob{"minimal": job(fs.minimalOf(bt)+"/"+agent+"/"+tool, fs.creds[benchAuths[0]])}
+	for _, auth := range bt.auths {
+		jobs[auth] = job(fs.door(bt, auth).url+"/v1/agents/"+agent+"/tools/"+tool, fs.creds[auth])
 	}
 	return jobs
+}
+
+// openStdioRuntime opens a runtime of the baseline's serve: section and
+// agent a, whose server srv is the test server binary, built for the
+// benchmark, over stdio. It is closed when the benchmark ends.
+func openStdioRuntime(b *testing.B) *runtime.Runtime {
+	bin := filepath.Join(b.TempDir(), "heddle-testmcp")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/heddlehq/heddle/cmd/heddle-testmcp").CombinedOutput(); err != nil {
+		b.Fatalf("building the test server: %v\n%s", err, out)
+	}
+	api := trustLoopback + "ai:\n  mcp_servers:\n    srv: {transport: stdio, command: " + bin + "}\n"
+	rt, err := runtime.Open(context.Background(), plantest.Must(b, api, map[string]string{"a": testAgents["a"]}), runtime.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = rt.Close() })
+	return rt
 }
 
 // startMinimal serves POST /{agent}/{tool} on 127.0.0.1 as a careful
