@@ -3,11 +3,11 @@ package heddlecmd
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/heddlehq/heddle/internal/testmcp"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -30,9 +30,8 @@ func (w mainWithServer) Run() int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	testmcpBin = filepath.Join(dir, "heddle-testmcp")
-	if out, err := exec.Command("go", "build", "-o", testmcpBin, "github.com/heddlehq/heddle/cmd/heddle-testmcp").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building the test server: %v\n%s", err, out)
+	if testmcpBin, err = testmcp.Build(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return w.m.Run()

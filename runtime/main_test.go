@@ -3,8 +3,6 @@ package runtime_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -27,10 +25,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	testmcpBin = filepath.Join(dir, "heddle-testmcp")
-	out, err := exec.Command("go", "build", "-o", testmcpBin, "github.com/heddlehq/heddle/cmd/heddle-testmcp").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "building the test server: %v\n%s", err, out)
+	if testmcpBin, err = testmcp.Build(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { _ = os.RemoveAll(dir) }))

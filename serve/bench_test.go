@@ -29,8 +29,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -44,6 +42,7 @@ import (
 	"github.com/heddlehq/heddle/internal/benchpair"
 	"github.com/heddlehq/heddle/internal/jwttest"
 	"github.com/heddlehq/heddle/internal/plantest"
+	"github.com/heddlehq/heddle/internal/testmcp"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/secrets"
 	"github.com/heddlehq/heddle/serve"
@@ -66,7 +65,8 @@ type benchTool struct {
 // runs it; and a use case that waits 10 ms for nothing, as a tool waiting
 // for its backend does. What a kind costs does not depend on the tool, so
 // the MCP echoes and the waiting tool are called with the baseline only,
-// which keeps the load test within about a minute.
+// which keeps the serve package's benchmarks to about 90 seconds at
+// -benchtime 2s.
 var benchTools = []benchTool{
 	{"usecase", "u", "serve_echo", benchBody, benchAuths, true, false},
 	{"mcp", "a", "echo", benchBody, benchAuths[:1], true, false},
@@ -220,7 +220,7 @@ func startBenchIssuer(b *testing.B, keys []benchKey) string {
 }
 
 // sides returns the ways of making one call of tool: through the front
-// door of each serve.auth kind (named by the kind), through the minimal one
+// door of each of its serve.auth kinds (named by the kind), through the minimal one
 // (minimal, the caller in the identity headers), and through the toolset
 // of the baseline's runtime (inprocess).
 func (fs *benchFronts) sides(b *testing.B, bt benchTool) map[string]func() error {
@@ -275,7 +275,7 @@ func (fs *benchFronts) minimalOf(bt benchTool) string {
 }
 
 // jobs returns the load client's jobs of calling tool with callers at
-// once: through the front door of each kind (named by the kind) and through
+// once: through the front door of each of its kinds (named by the kind) and through
 // the minimal one (minimal).
 func (fs *benchFronts) jobs(bt benchTool, callers int) map[string]loadJob {
 	agent, tool := bt.agent, bt.tool
@@ -295,9 +295,9 @@ func (fs *benchFronts) jobs(bt benchTool, callers int) map[string]loadJob {
 // agent a, whose server srv is the test server binary, built for the
 // benchmark, over stdio. It is closed when the benchmark ends.
 func openStdioRuntime(b *testing.B) *runtime.Runtime {
-	bin := filepath.Join(b.TempDir(), "heddle-testmcp")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/heddlehq/heddle/cmd/heddle-testmcp").CombinedOutput(); err != nil {
-		b.Fatalf("building the test server: %v\n%s", err, out)
+	bin, err := testmcp.Build(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
 	}
 	api := trustLoopback + "ai:\n  mcp_servers:\n    srv: {transport: stdio, command: " + bin + "}\n"
 	rt, err := runtime.Open(context.Background(), plantest.Must(b, api, map[string]string{"a": testAgents["a"]}), runtime.Options{})
