@@ -172,7 +172,7 @@ func Open(ctx context.Context, p *plan.Plan, opts Options) (*Runtime, error) {
 	// before it — servers, kinds' instances, supervisors — is closed.
 	if err := rt.open(ctx, deadline, budget); err != nil {
 		rt.Close()
-		return nil, err
+		return nil, startupTimeout(err)
 	}
 	return rt, nil
 }
@@ -198,8 +198,30 @@ func (rt *Runtime) open(ctx context.Context, deadline time.Time, budget time.Dur
 		return err
 	}
 	// Every toolset is built now, so that a name clash fails start-up
-	// rather than a call.
-	return rt.buildToolsets(ctx)
+	// rather than a call. A tolerated failure may have spent the budget
+	// (a server that hung to the deadline): building is then given a
+	// fresh one, as the kinds' verification is, or one hanging optional
+	// server would fail every agent.
+	bctx := ctx
+	if len(failures) > 0 {
+		var cancel context.CancelFunc
+		bctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), budget)
+		defer cancel()
+	}
+	if err := rt.buildToolsets(bctx); err != nil {
+		return startupTimeout(err)
+	}
+	return nil
+}
+
+// startupTimeout codes an error that is only the start-up context's
+// (its deadline passed while a step waited): STARTUP_TIMEOUT, so that no
+// path out of Open returns an uncoded error.
+func startupTimeout(err error) error {
+	if diag.CodeOf(err) == "" && errors.Is(err, context.DeadlineExceeded) {
+		return diag.Wrap(diag.StartupTimeout, err, "start-up did not finish within ai.startup_timeout_ms")
+	}
+	return err
 }
 
 // newRuntime is a runtime with its options' defaults, opening nothing yet.

@@ -41,6 +41,7 @@ import (
 	"io"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -135,6 +136,13 @@ type conn struct {
 	closeOnce sync.Once
 	closeErr  error
 	closed    chan struct{}
+
+	// spoke is set once a message from the server has been read: until
+	// then Close has nothing to wait for (a server that never answered
+	// its handshake has nothing to flush) and kills its process group at
+	// once, so that a hanging server does not hold start-up for the
+	// shutdown's waits.
+	spoke atomic.Bool
 }
 
 // Read returns the next message. Close unblocks it: the process exits and
@@ -172,7 +180,11 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			continue
 		}
 		if line[0] != '[' {
-			return decodeMessage(line)
+			m, err := decodeMessage(line)
+			if err == nil {
+				c.spoke.Store(true)
+			}
+			return m, err
 		}
 		var batch []json.RawMessage
 		if err := parse(line, &batch); err != nil {
@@ -187,6 +199,7 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				return nil, err
 			}
 		}
+		c.spoke.Store(true)
 		c.queue = msgs[1:]
 		return msgs[0], nil
 	}
@@ -279,11 +292,16 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 }
 
 // Close shuts the server down as the MCP specification asks: close its
-// stdin, wait for it to exit, then SIGTERM, then SIGKILL. It is safe to call
-// more than once and concurrently.
+// stdin, wait for it to exit, then SIGTERM, then SIGKILL. A server that has
+// not sent one message is killed at once, with its process group. It is
+// safe to call more than once and concurrently.
 func (c *conn) Close() error {
 	c.closeOnce.Do(func() {
 		close(c.closed)
+		if !c.spoke.Load() {
+			childproc.KillGroup(c.cmd)
+			_ = c.cmd.Process.Kill() // a command not started in a group of its own
+		}
 		// Not under writeMu: a Write blocked on a child that stopped
 		// reading holds it, and closing the pipe is what ends that Write.
 		if err := c.stdin.Close(); err != nil {

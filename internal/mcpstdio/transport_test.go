@@ -123,23 +123,32 @@ func TestStdioConnLines(t *testing.T) {
 }
 
 // TestStdioConnClose: Close unblocks a waiting Read with io.EOF, and shuts a
-// server down by closing its stdin, then SIGTERM, then SIGKILL, leaving no
-// process behind.
+// server that has spoken down by closing its stdin, then SIGTERM, then
+// SIGKILL, leaving no process behind. A server that never sent a message
+// (one that hangs in its handshake) is killed at once.
 func TestStdioConnClose(t *testing.T) {
 	t.Parallel()
+	const hello = `echo '{"jsonrpc":"2.0","method":"notifications/hello"}'; `
 	for _, tc := range []struct {
 		name     string
 		args     []string
+		spoke    bool
 		min, max time.Duration // how long Close takes, with terminate = 100 ms
 	}{
-		{"exits-on-eof", []string{"cat"}, 0, time.Second},
-		{"needs-sigterm", []string{"sleep", "60"}, 100 * time.Millisecond, 2 * time.Second},
-		{"needs-sigkill", []string{"sh", "-c", `trap "" TERM; exec sleep 60`}, 200 * time.Millisecond, 2 * time.Second},
+		{"exits-on-eof", []string{"sh", "-c", hello + "exec cat"}, true, 0, time.Second},
+		{"needs-sigterm", []string{"sh", "-c", hello + "exec sleep 60"}, true, 100 * time.Millisecond, 2 * time.Second},
+		{"needs-sigkill", []string{"sh", "-c", `trap "" TERM; ` + hello + `exec sleep 60`}, true, 200 * time.Millisecond, 2 * time.Second},
+		{"never-spoke", []string{"sh", "-c", `trap "" TERM; exec sleep 60`}, false, 0, 90 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			c := startConn(t, 100*time.Millisecond, tc.args[0], tc.args[1:]...)
 			pid := c.cmd.Process.Pid
+			if tc.spoke {
+				if m, err := c.Read(context.Background()); err != nil {
+					t.Fatalf("the server's first message: %v, %v", m, err)
+				}
+			}
 			read := make(chan error, 1)
 			go func() {
 				_, err := c.Read(context.Background())
