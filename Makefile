@@ -1,12 +1,12 @@
 # heddle's build. `make test` is what CI runs (.ci/run); `make demo` runs the
-# shipped example.
+# shipped example; `make soak` runs the soak (minutes, not part of make test).
 GO        ?= go
 BIN       := bin
 PKGS      := ./...
 STATICCHECK_VERSION := v0.8.2
 FUZZTIME  ?= 20s
 
-.PHONY: all build demo test test-deps test-integration test-short lint fmt vet staticcheck fuzz bench bench-overhead docs clean
+.PHONY: all build demo test test-deps test-integration test-short lint fmt vet staticcheck fuzz bench bench-overhead soak docs clean
 
 all: build
 
@@ -83,6 +83,23 @@ BENCHSTAT := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 bench-overhead:
 	$(GO) test -run '^$$' -bench 'BenchmarkCallOverhead' -benchtime 3000x -benchmem -count=10 ./runtime/ | tee bench-overhead.txt
 	$(GO) run $(BENCHSTAT) bench-overhead.txt
+
+# The soak of docs/reliability.md (integration/soak, behind the soak build
+# tag): heddle serve in a process of its own in front of two test servers of
+# each transport (stdio, Streamable HTTP, SSE) and an SQLite source, 64
+# callers for SOAK_DURATION after a warm-up, while servers are killed, hung
+# and the configuration reloaded. It fails on a call past its deadline, a
+# failure without a code, growth of serve's goroutines, open files or memory,
+# or a process left behind. Built without -race: it measures. The report is
+# printed and written to soak-results.md and soak-results.json (serve's log
+# beside them, soak-results-serve.log); about five minutes at the default
+# duration, `make soak SOAK_DURATION=20s` for a quick check. A longer
+# SOAK_DURATION needs SOAK_TIMEOUT above it plus two minutes.
+SOAK_DURATION ?= 3m
+SOAK_TIMEOUT  ?= 20m
+
+soak:
+	SOAK_DURATION=$(SOAK_DURATION) SOAK_OUT=$(CURDIR)/soak-results.md $(GO) test -tags soak -run '^TestSoak$$' -count=1 -v -timeout $(SOAK_TIMEOUT) ./integration/soak/
 
 # docs/errors.md, and the JSON Schemas of api.yaml and agent.yaml (schema/).
 docs:
