@@ -29,6 +29,9 @@ import (
 // testPluginBin is testdata/testplugin, a badly behaved one.
 var pluginBin, pluginSum, testPluginBin, testPluginSum string
 
+// exampleAgentBin is the example remote agent (A2A), built once.
+var exampleAgentBin string
+
 func fileSum(path string) string {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -61,9 +64,11 @@ func TestMain(m *testing.M) {
 	}
 	pluginBin = filepath.Join(dir, "heddle-auth-agent-session")
 	testPluginBin = filepath.Join(dir, "testplugin")
+	exampleAgentBin = filepath.Join(dir, "heddle-example-agent")
 	for bin, pkg := range map[string]string{
-		pluginBin:     "github.com/heddlehq/heddle/examples/auth-agent-session",
-		testPluginBin: "./testdata/testplugin",
+		pluginBin:       "github.com/heddlehq/heddle/examples/auth-agent-session",
+		testPluginBin:   "./testdata/testplugin",
+		exampleAgentBin: "github.com/heddlehq/heddle/cmd/heddle-example-agent",
 	} {
 		build := exec.Command("go", "build", "-o", bin, pkg)
 		if out, err := build.CombinedOutput(); err != nil {

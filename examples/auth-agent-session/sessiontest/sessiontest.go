@@ -45,6 +45,9 @@ type Options struct {
 	// RecordHeader names a header whose number of values is recorded for
 	// every MCP request (see HeaderCounts).
 	RecordHeader string
+	// Resource is served behind the token check in place of the MCP
+	// server: a remote agent, say. nil means the MCP server.
+	Resource http.Handler
 }
 
 // Server is a running fixture. Its methods are safe for concurrent use.
@@ -74,7 +77,11 @@ func Start(opts Options) *Server {
 	s := &Server{opts: opts, tokens: map[string]time.Time{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc(SessionPath, s.session)
-	mux.Handle("/", s.requireToken(testmcp.Handler(opts.MCP)))
+	resource := opts.Resource
+	if resource == nil {
+		resource = testmcp.Handler(opts.MCP)
+	}
+	mux.Handle("/", s.requireToken(resource))
 	s.ts = httptest.NewServer(mux)
 	s.URL = s.ts.URL
 	return s
