@@ -97,9 +97,10 @@ bench-overhead:
 # SOAK_DURATION needs SOAK_TIMEOUT above it plus two minutes.
 SOAK_DURATION ?= 3m
 SOAK_TIMEOUT  ?= 20m
+SOAK_OUT      ?= $(CURDIR)/soak-results.md
 
 soak:
-	SOAK_DURATION=$(SOAK_DURATION) SOAK_OUT=$(CURDIR)/soak-results.md $(GO) test -tags soak -run '^TestSoak$$' -count=1 -v -timeout $(SOAK_TIMEOUT) ./integration/soak/
+	SOAK_DURATION=$(SOAK_DURATION) SOAK_OUT=$(SOAK_OUT) $(GO) test -tags soak -run '^TestSoak$$' -count=1 -v -timeout $(SOAK_TIMEOUT) ./integration/soak/
 
 # docs/errors.md, and the JSON Schemas of api.yaml and agent.yaml (schema/).
 docs:

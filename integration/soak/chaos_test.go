@@ -17,7 +17,7 @@ const (
 	hangFor    = 3 * time.Second // SIGSTOP to SIGCONT: past timeout_ms
 	// youngest is the age below which a stdio server is not hung: a
 	// server still in its handshake is start-up's case, not this one's.
-	youngest = 2 * time.Second
+	youngest = time.Second
 )
 
 // event is one thing chaos did.
@@ -53,10 +53,10 @@ var hangTargets = []string{"s1", "h1", "e1", "s2", "h2", "e2"}
 func (c *chaos) run(end time.Time) {
 	steps := []func(i int){
 		c.killStdio,
-		func(i int) { c.killHTTP([]string{"h1", "h2"}[i%2]) },
 		c.hang,
-		func(i int) { c.killHTTP([]string{"e1", "e2"}[i%2]) },
 		c.reloadStep,
+		func(i int) { c.killHTTP([]string{"h1", "h2"}[i%2]) },
+		func(i int) { c.killHTTP([]string{"e1", "e2"}[i%2]) },
 	}
 	maxSteps := int(time.Until(end)/time.Second) + 1
 	for i := 0; i < maxSteps && time.Now().Before(end); i++ {

@@ -149,6 +149,9 @@ type slowCall struct {
 	Outcome string        `json:"outcome"`
 	Code    string        `json:"code"`
 	Took    time.Duration `json:"took_ns"`
+	// Starved is how much longer than usual serve or the soak waited
+	// for a CPU while a late call ran (see starvation).
+	Starved time.Duration `json:"starved_ns,omitempty"`
 }
 
 // tally is what a load phase came to.
@@ -169,8 +172,13 @@ func newTally() *tally {
 	return &tally{byOutcome: map[string]map[string]int{}, byKind: map[string]map[string]int{}, byAgent: map[string]map[string]int{}}
 }
 
-// keep bounds the examples of late and uncoded calls the report lists.
-const keep = 20
+// keep bounds the examples of uncoded calls and log lines the report
+// lists; maxLate the late calls kept to be weighed against the machine's
+// load.
+const (
+	keep    = 20
+	maxLate = 1000
+)
 
 // add records one request's answer.
 func (t *tally) add(begin time.Time, r request, a answer, start time.Time, limit time.Duration) {
@@ -184,7 +192,7 @@ func (t *tally) add(begin time.Time, r request, a answer, start time.Time, limit
 	sc := slowCall{At: start.Sub(begin), Kind: r.kind, Path: r.method + " " + r.path, Outcome: a.outcome, Code: a.code, Took: a.took}
 	if a.took > limit {
 		t.lateN++
-		if len(t.late) < keep {
+		if len(t.late) < maxLate {
 			t.late = append(t.late, sc)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/heddlehq/heddle/internal/proctest"
 )
@@ -105,4 +106,77 @@ func residentBytes(pid int) int64 {
 		}
 	}
 	return -1
+}
+
+// listeners returns the local addresses pid listens on over TCP (IPv4 and
+// IPv6), as /proc/net/tcp writes them: "0100007F:1F90" is 127.0.0.1:8080.
+func listeners(pid int) []string {
+	inodes := map[string]bool{}
+	dir := filepath.Join("/proc", strconv.Itoa(pid), "fd")
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		target, err := os.Readlink(filepath.Join(dir, e.Name()))
+		if ino, ok := strings.CutPrefix(target, "socket:["); ok && err == nil {
+			inodes[strings.TrimSuffix(ino, "]")] = true
+		}
+	}
+	var out []string
+	for _, table := range []string{"tcp", "tcp6"} {
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "net", table))
+		if err != nil {
+			continue
+		}
+		for line := range strings.SplitSeq(string(b), "\n") {
+			// sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+			f := strings.Fields(line)
+			if len(f) >= 10 && f[3] == "0A" && inodes[f[9]] {
+				out = append(out, f[1])
+			}
+		}
+	}
+	return out
+}
+
+// loopbackOnly reports whether every address of listeners is 127.0.0.1.
+func loopbackOnly(addrs []string) bool {
+	for _, a := range addrs {
+		if !strings.HasPrefix(a, "0100007F:") {
+			return false
+		}
+	}
+	return true
+}
+
+// cpuWait is how long pid's threads have waited for a CPU while they
+// could run (run_delay of /proc/PID/task/TID/schedstat), summed over its
+// threads: what a machine busy with other work takes from a process.
+func cpuWait(pid int) time.Duration {
+	dir := filepath.Join("/proc", strconv.Itoa(pid), "task")
+	ents, _ := os.ReadDir(dir)
+	var sum time.Duration
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name(), "schedstat"))
+		if err != nil {
+			continue
+		}
+		if f := strings.Fields(string(b)); len(f) >= 2 {
+			ns, _ := strconv.ParseInt(f[1], 10, 64)
+			sum += time.Duration(ns)
+		}
+	}
+	return sum
+}
+
+// loadAverage is the machine's load average over the last minute.
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return -1
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return -1
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
 }

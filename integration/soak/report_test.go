@@ -36,12 +36,18 @@ type report struct {
 
 	Limit         string         `json:"deadline_with_margin"`
 	Late          int            `json:"late"`
+	LateStarved   int            `json:"late_starved"` // of Late, those the machine's load explains
 	LateCalls     []slowCall     `json:"late_calls,omitempty"`
 	Uncoded       int            `json:"uncoded"`
 	UncodedCalls  []slowCall     `json:"uncoded_calls,omitempty"`
 	UncodedLogged int            `json:"uncoded_logged"` // serve's "a call or listing failed" warnings
 	UncodedLog    []string       `json:"uncoded_log,omitempty"`
 	Logged        map[string]int `json:"logged"` // serve's warnings and errors, by level and message
+
+	LoadMean float64 `json:"load_mean"` // the machine's load average during the soak
+	LoadPeak float64 `json:"load_peak"`
+	WaitWarm float64 `json:"serve_cpu_wait_ms_per_s_warmup"` // serve's wait for a CPU
+	WaitSoak float64 `json:"serve_cpu_wait_ms_per_s_soak"`
 
 	Chaos       map[string]int `json:"chaos"`
 	ChaosFailed []event        `json:"chaos_failed,omitempty"`
@@ -68,9 +74,10 @@ func (r *report) markdown() string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	p("# Soak %s\n\n", r.Date)
-	p("- machine: %s\n- duration: %s after a warm-up of %s; %d callers\n- servers: %s\n- settings: %s\n\n", r.Machine, r.Duration, r.Warmup, r.Callers, r.Servers, r.Settings)
-	p("## Calls\n\n%d calls (%.0f a second), p50 %.1f ms, p99 %.1f ms, max %.1f ms; %d past the deadline (%s), %d without a code; serve logged %d uncoded failures.\n\n",
-		r.Calls, r.PerSecond, r.P50, r.P99, r.Max, r.Late, r.Limit, r.Uncoded, r.UncodedLogged)
+	p("- machine: %s\n- duration: %s after a warm-up of %s; %d callers\n- servers: %s\n- settings: %s\n", r.Machine, r.Duration, r.Warmup, r.Callers, r.Servers, r.Settings)
+	p("- the machine's load average during the soak: mean %.1f, peak %.1f; serve waited for a CPU %.0f ms a second (%.0f in the warm-up)\n\n", r.LoadMean, r.LoadPeak, r.WaitSoak, r.WaitWarm)
+	p("## Calls\n\n%d calls (%.0f a second), p50 %.1f ms, p99 %.1f ms, max %.1f ms; %d past the deadline (%s), %d of them while the machine's other work starved serve or the soak; %d without a code; serve logged %d uncoded failures.\n\n",
+		r.Calls, r.PerSecond, r.P50, r.P99, r.Max, r.Late, r.Limit, r.LateStarved, r.Uncoded, r.UncodedLogged)
 	p("| outcome | code | calls |\n| --- | --- | --- |\n")
 	for _, o := range slices.Sorted(maps.Keys(r.ByOutcome)) {
 		for _, c := range slices.Sorted(maps.Keys(r.ByOutcome[o])) {
@@ -88,8 +95,8 @@ func (r *report) markdown() string {
 		p("| %s | %d | %d | %d |\n", k, m[outcomeOK], m[outcomeRefusal], m[outcomeError])
 	}
 	p("\nWarm-up: %d calls: %v.\n", r.WarmCalls, r.WarmBy)
-	for _, c := range r.LateCalls {
-		p("\n- late: %s at %v: %s %s %s after %v", c.Kind, c.At.Round(time.Millisecond), c.Path, c.Outcome, c.Code, c.Took.Round(time.Millisecond))
+	for _, c := range r.LateCalls[:min(keep, len(r.LateCalls))] {
+		p("\n- late: %s at %v: %s %s %s after %v (%v more CPU wait than usual meanwhile)", c.Kind, c.At.Round(time.Millisecond), c.Path, c.Outcome, c.Code, c.Took.Round(time.Millisecond), c.Starved.Round(time.Millisecond))
 	}
 	for _, c := range r.UncodedCalls {
 		p("\n- uncoded: %s at %v: %s %s %s after %v", c.Kind, c.At.Round(time.Millisecond), c.Path, c.Outcome, c.Code, c.Took.Round(time.Millisecond))

@@ -5,6 +5,8 @@ package soak
 import (
 	"bufio"
 	"net/http"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,10 +19,13 @@ import (
 type sample struct {
 	At         time.Duration `json:"at_ns"` // since the soak began
 	Phase      string        `json:"phase"`
-	Goroutines int           `json:"goroutines"` // go_goroutines of /metrics; -1 when it did not answer
-	FDs        int           `json:"fds"`        // entries of /proc/PID/fd
-	RSS        int64         `json:"rss_bytes"`  // VmRSS of /proc/PID/status
-	Procs      int           `json:"procs"`      // serve's live descendants: stdio servers and the watchdog
+	Goroutines int           `json:"goroutines"`        // go_goroutines of /metrics; -1 when it did not answer
+	FDs        int           `json:"fds"`               // entries of /proc/PID/fd
+	RSS        int64         `json:"rss_bytes"`         // VmRSS of /proc/PID/status
+	Procs      int           `json:"procs"`             // serve's live descendants: stdio servers and the watchdog
+	ServeWait  time.Duration `json:"serve_cpu_wait_ns"` // serve's threads' wait for a CPU so far
+	SoakWait   time.Duration `json:"soak_cpu_wait_ns"`  // the soak's own (its callers')
+	Load       float64       `json:"load"`              // the machine's load average, one minute
 }
 
 // sampler reads serve's goroutines, open files and resident memory every
@@ -92,6 +97,9 @@ func (s *sampler) take() sample {
 		FDs:        openFiles(s.pid),
 		RSS:        residentBytes(s.pid),
 		Procs:      len(proctest.Descendants(s.pid)),
+		ServeWait:  cpuWait(s.pid),
+		SoakWait:   cpuWait(os.Getpid()),
+		Load:       loadAverage(),
 	}
 	s.mu.Lock()
 	s.samples = append(s.samples, sm)
@@ -136,6 +144,46 @@ func peak(samples []sample) sample {
 		p.FDs = max(p.FDs, s.FDs)
 		p.RSS = max(p.RSS, s.RSS)
 		p.Procs = max(p.Procs, s.Procs)
+		p.Load = max(p.Load, s.Load)
 	}
 	return p
+}
+
+// starvation says how much more than usual serve and the soak waited for
+// a CPU between from and to: the wait of the samples around that window,
+// less what the same length of the usual (warm-up's) rate of waiting
+// would give. A call late by no more than that was late because the
+// machine was busy with other work, not because a deadline failed.
+func starvation(samples []sample, from, to time.Duration, serveRate, soakRate float64) time.Duration {
+	i := -1
+	for k, s := range samples {
+		if s.At <= from {
+			i = k
+		}
+	}
+	j := slices.IndexFunc(samples, func(s sample) bool { return s.At >= to })
+	if i < 0 || j < 0 {
+		return 0
+	}
+	window := (samples[j].At - samples[i].At).Seconds()
+	serve := samples[j].ServeWait - samples[i].ServeWait - time.Duration(serveRate*window)
+	soak := samples[j].SoakWait - samples[i].SoakWait - time.Duration(soakRate*window)
+	return max(serve, soak, 0)
+}
+
+// waitRate is how long serve and the soak waited for a CPU per second
+// over samples of one phase.
+func waitRate(samples []sample, phase string) (serve, soak float64) {
+	var in []sample
+	for _, s := range samples {
+		if s.Phase == phase {
+			in = append(in, s)
+		}
+	}
+	if len(in) < 2 {
+		return 0, 0
+	}
+	first, last := in[0], in[len(in)-1]
+	secs := (last.At - first.At).Seconds()
+	return float64(last.ServeWait-first.ServeWait) / secs, float64(last.SoakWait-first.SoakWait) / secs
 }
