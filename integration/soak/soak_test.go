@@ -263,7 +263,7 @@ func TestSoak(t *testing.T) {
 		}
 	}
 	limit := toolTimeout + margin
-	tr := &http.Transport{MaxIdleConnsPerHost: callers, MaxConnsPerHost: 0}
+	tr := &http.Transport{MaxIdleConnsPerHost: callers}
 	c := &http.Client{Transport: tr, Timeout: limit + 10*time.Second}
 
 	smp := newSampler(servePID, base, begin)
