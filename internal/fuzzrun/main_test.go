@@ -52,10 +52,11 @@ func TestSummary(t *testing.T) {
 	results := []result{
 		{target: target{pkg: module + "/config", name: "FuzzParseYAML"}, progress: progress{seen: true, elapsed: 20 * time.Second, execs: 22346, interesting: 85, corpus: 192}, wall: 24 * time.Second},
 		{target: target{pkg: module, name: "FuzzX"}, err: "failing input testdata/fuzz/FuzzX/1"},
+		{target: target{pkg: module + "/runtime", name: "FuzzY"}, race: true},
 	}
 	writeSummary(&b, results, 20*time.Second, time.Minute, time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC))
 	out := b.String()
-	for _, want := range []string{"fuzz run of 2026-12-02: 2 targets, 20s each", "| config ", "| FuzzParseYAML ", "| 22,346 ", "| ok ", "| . ", "| FuzzX ", "| FAIL "} {
+	for _, want := range []string{"fuzz run of 2026-12-02: 3 targets, 20s each", "| config ", "| FuzzParseYAML ", "| 22,346 ", "| ok ", "| . ", "| FuzzX ", "| FAIL ", "| ok (go#75804) "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
