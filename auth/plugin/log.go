@@ -76,6 +76,29 @@ func (r *redactor) redact(s string) string {
 	return rep.Replace(s)
 }
 
+// redactValue returns v, a decoded JSON value, with every string in it,
+// keys of objects included, redacted: a plugin's log line may hold a
+// secret at any depth, or as a key.
+func (r *redactor) redactValue(v any) any {
+	switch v := v.(type) {
+	case string:
+		return r.redact(v)
+	case []any:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = r.redactValue(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			out[r.redact(k)] = r.redactValue(e)
+		}
+		return out
+	}
+	return v
+}
+
 func sortByLenDesc(s []string) {
 	for i := 1; i < len(s); i++ {
 		for j := i; j > 0 && len(s[j]) > len(s[j-1]); j-- {
@@ -138,14 +161,11 @@ func (w *slogWriter) line(b []byte) {
 		if strings.HasPrefix(k, "@") {
 			continue
 		}
-		v := m[k]
-		if s, ok := v.(string); ok {
-			v = w.red.redact(s)
-		}
+		v := w.red.redactValue(m[k])
 		if k == "plugin" {
 			k = "path" // go-plugin's name for the binary
 		}
-		attrs = append(attrs, k, v)
+		attrs = append(attrs, w.red.redact(k), v)
 	}
 	w.log.Debug("auth plugin: "+w.red.redact(msg), attrs...)
 }
