@@ -160,5 +160,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	// closes after its answer), or when wctx ends.
 	_ = s.srv.Shutdown(wctx)
 	_ = s.srv.Close()
+	// The probe listener (ServeProbes) answered throughout: /livez 200,
+	// /readyz 503. It closes last.
+	_ = s.probes.Close()
 	return err
 }

@@ -188,6 +188,9 @@ func (c *slowConn) waitClosed(d time.Duration) {
 // connections, and the use cases only.
 const timeoutsAPI = trustLoopback + "  limits: {read_header_timeout_ms: 1000, read_timeout_ms: 2000, idle_timeout_ms: 3000, max_connections: 4}\nai: {}\n"
 
+// bubbleAgent grants the use cases that answer at once and after a while.
+const bubbleAgent = "capabilities: [{kind: usecase, keys: [serve.echo, serve.sleep]}]\npolicies: {tool_timeout_ms: 60000}\n"
+
 // bubbleFront serves timeoutsAPI on a memnet listener, in the calling
 // synctest bubble; it returns a dialer and a function that stops it all.
 func bubbleFront(t *testing.T) (dial func() *slowConn, stop func()) {
@@ -196,7 +199,7 @@ func bubbleFront(t *testing.T) (dial func() *slowConn, stop func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := plantest.Must(t, timeoutsAPI, map[string]string{"u": holdAgent}, usecases...)
+	p := plantest.Must(t, timeoutsAPI, map[string]string{"u": bubbleAgent}, usecases...)
 	rt, err := runtime.Open(context.Background(), p, runtime.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -299,7 +302,8 @@ func TestTimeoutsCloseConnections(t *testing.T) {
 
 // TestConnectionLimit, on a fake clock: at max_connections, a new
 // connection is served after closing the connection idle longest; when
-// every connection is busy, the new one waits until a timeout frees one.
+// every connection stalls its body, the new one waits until the one
+// stalled longest has for serve.StallAge, and is served in its place.
 func TestConnectionLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dial, stop := bubbleFront(t)
@@ -322,31 +326,84 @@ func TestConnectionLimit(t *testing.T) {
 		if d := <-oldest; d != 0 {
 			t.Errorf("the idlest connection closed after %v, want at once", d)
 		}
-		// Four busy connections: each stalls a body.
+		// Four busy connections: each stalls a body, a moment after the
+		// one before.
 		busy := append(open[1:], fifth)
 		start = time.Now()
+		var closed []<-chan time.Duration
 		for _, c := range busy {
 			_, _ = io.WriteString(c, "POST /v1/agents/u/tools/serve_echo HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
-			closedAfter(c, start) // reads the 400, then the close
+			// closedAfter reads the 400, if any, then the close.
+			closed = append(closed, closedAfter(c, start))
+			synctest.Wait() // the server has read the header, and waits for the body
+			time.Sleep(time.Millisecond)
 		}
-		synctest.Wait() // the server has read each header, and waits for its body
 		next := dial()
 		served := make(chan time.Duration, 1)
 		go func() {
-			if err := next.livez(); err != nil { // waits for a free connection
+			if err := next.livez(); err != nil { // waits for the stalled body's slot
 				t.Error(err)
 			}
 			served <- time.Since(start)
 		}()
-		time.Sleep(2*time.Second - time.Millisecond)
+		time.Sleep(time.Until(start.Add(serve.StallAge - time.Millisecond)))
 		synctest.Wait()
 		select {
 		case d := <-served:
-			t.Fatalf("a connection past max_connections was served after %v, while every connection was busy", d)
+			t.Fatalf("a connection past max_connections was served after %v, before a body had stalled for serve.StallAge", d)
 		default:
 		}
-		if d := <-served; d != 2*time.Second {
-			t.Errorf("served after %v, want 2s: when read_timeout_ms closed a stalled body", d)
+		if d := <-served; d != serve.StallAge {
+			t.Errorf("served after %v, want %v: when the body stalled longest had for serve.StallAge", d, serve.StallAge)
+		}
+		if d := <-closed[0]; d != serve.StallAge {
+			t.Errorf("the body stalled longest: its connection closed after %v, want %v", d, serve.StallAge)
+		}
+		for i, ch := range closed[1:] {
+			if d, want := <-ch, 2*time.Second+time.Duration(i+1)*time.Millisecond; d != want {
+				t.Errorf("stalled body %d: its connection closed after %v, want %v (read_timeout_ms)", i+1, d, want)
+			}
+		}
+	})
+}
+
+// TestConnectionLimitSparesCalls, on a fake clock: at max_connections with
+// every connection running a call, a new connection closes none of them: it
+// waits until a call is answered and its connection turns idle.
+func TestConnectionLimitSparesCalls(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dial, stop := bubbleFront(t)
+		defer stop()
+		start := time.Now()
+		const body = `{"ms": 3000}`
+		var calls []*slowConn
+		for range 4 {
+			c := dial()
+			_, _ = fmt.Fprintf(c, "POST /v1/agents/u/tools/serve_sleep HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+			calls = append(calls, c)
+		}
+		synctest.Wait() // every call sleeps
+		next := dial()
+		served := make(chan time.Duration, 1)
+		go func() {
+			if err := next.livez(); err != nil {
+				t.Error(err)
+			}
+			served <- time.Since(start)
+		}()
+		for _, c := range calls {
+			res, err := http.ReadResponse(c.r, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			if d := time.Since(start); res.StatusCode != 200 || d != 3*time.Second {
+				t.Errorf("a call at max_connections: %d after %v, want 200 after 3s", res.StatusCode, d)
+			}
+		}
+		if d := <-served; d != 3*time.Second {
+			t.Errorf("served after %v, want 3s: when a call's connection turned idle", d)
 		}
 	})
 }

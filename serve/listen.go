@@ -2,10 +2,12 @@ package serve
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,6 +26,11 @@ func (s *Server) httpServer() *http.Server {
 		IdleTimeout:       ms(l.IdleTimeoutMS),
 		MaxHeaderBytes:    l.MaxHeaderBytes,
 		ConnState:         s.conns.track,
+		// A request finds its connection, to count it among those sending
+		// a request while its body is read (connLimit.readingBody).
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return context.WithValue(ctx, connKey{}, c)
+		},
 		// Every request's context descends from the drain's cut.
 		BaseContext: func(net.Listener) context.Context { return s.drain.base },
 		// What net/http logs itself: accept errors, TLS handshakes.
@@ -33,10 +40,16 @@ func (s *Server) httpServer() *http.Server {
 
 // Serve accepts connections on ln and serves them until Shutdown, with
 // the timeouts and bounds of serve.limits: at most max_connections
-// connections are served at once. At that bound, a new connection makes
+// connections are served at once, fewer when the process's open-file limit
+// leaves room for fewer (connBound). At that bound, a new connection makes
 // room by closing the connection that has been idle longest (a keep-alive
-// connection between requests); when none is idle it waits until one
-// closes (the connections after it wait in the listener's backlog). The probes are answered
+// connection between requests) or, when none is idle, the one that has
+// been sending its request longest, when for over StallAge (a header or a
+// body that does not come: a slow or hostile client); when there is none
+// it waits until one closes (the connections after it wait in the
+// listener's backlog). So the accept loop never runs out of descriptors,
+// and a probe is answered while clients stall their requests. A connection
+// whose call runs is never closed for another. The probes are answered
 // like any request; they are never refused for a Host, a caller or
 // max_in_flight. Serve returns http.ErrServerClosed once Shutdown has
 // begun.
@@ -52,10 +65,20 @@ func (s *Server) Serve(ln net.Listener) error {
 	return err
 }
 
+// StallAge is how long a connection must have been sending its request (its
+// header, or a body the handler reads) before a new connection may close it
+// for its slot, at the connection bound. A client that sends its request at
+// once is never closed for another.
+const StallAge = time.Second
+
+// connKey is the context key of the connection a request came on (the
+// http.Server's ConnContext).
+type connKey struct{}
+
 // connLimit bounds the open connections of a Server: one slot per
 // connection, taken before a connection is accepted and given back when it
-// closes. It knows which connections are idle, to close one when a new
-// connection needs its slot.
+// closes. It knows which connections are idle, and which are still sending
+// a request, to close one when a new connection needs its slot.
 type connLimit struct {
 	slots chan struct{}
 	// wake has a value when a connection turned idle: a listener waiting
@@ -63,47 +86,120 @@ type connLimit struct {
 	wake chan struct{}
 	mu   sync.Mutex
 	idle map[net.Conn]time.Time // since when
+	// reading are the connections sending a request: its header (from
+	// StateNew until StateActive), or a body the handler reads (readingBody).
+	reading map[net.Conn]time.Time // since when
 }
 
 func newConnLimit(n int) *connLimit {
-	return &connLimit{slots: make(chan struct{}, n), wake: make(chan struct{}, 1), idle: map[net.Conn]time.Time{}}
+	return &connLimit{slots: make(chan struct{}, n), wake: make(chan struct{}, 1),
+		idle: map[net.Conn]time.Time{}, reading: map[net.Conn]time.Time{}}
 }
 
 // track is the http.Server's ConnState hook.
 func (c *connLimit) track(conn net.Conn, state http.ConnState) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if state == http.StateIdle {
+	delete(c.idle, conn)
+	delete(c.reading, conn)
+	switch state {
+	case http.StateNew:
+		c.reading[conn] = time.Now()
+	case http.StateIdle:
 		c.idle[conn] = time.Now()
 		select {
 		case c.wake <- struct{}{}:
 		default:
 		}
-		return
 	}
-	delete(c.idle, conn)
 }
 
-// closeIdlest closes the connection idle longest, and reports whether
-// there was one. Its slot is free when this returns.
-func (c *connLimit) closeIdlest() bool {
+// readingBody counts r's connection among those sending their request
+// until r's body is read to its end, fails or is closed, or done is
+// called. A request with no body, or not served by Serve, is left as it
+// is.
+func (c *connLimit) readingBody(r *http.Request) (done func()) {
+	conn, ok := r.Context().Value(connKey{}).(net.Conn)
+	if !ok || r.ContentLength == 0 || r.Body == nil || r.Body == http.NoBody {
+		return noop
+	}
 	c.mu.Lock()
+	c.reading[conn] = time.Now()
+	c.mu.Unlock()
+	b := &watchedBody{ReadCloser: r.Body, c: c, conn: conn}
+	r.Body = b
+	return b.end
+}
+
+// watchedBody is the body of a request on conn: once it is read to its
+// end, a read fails or it is closed, conn no longer counts among those
+// sending their request.
+type watchedBody struct {
+	io.ReadCloser
+	c     *connLimit
+	conn  net.Conn
+	ended atomic.Bool
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil {
+		b.end()
+	}
+	return n, err
+}
+
+func (b *watchedBody) Close() error {
+	b.end()
+	return b.ReadCloser.Close()
+}
+
+func (b *watchedBody) end() {
+	if b.ended.CompareAndSwap(false, true) {
+		b.c.mu.Lock()
+		delete(b.c.reading, b.conn)
+		b.c.mu.Unlock()
+	}
+}
+
+// makeRoom closes the connection idle longest or, when none is idle, the
+// one sending its request longest, when for StallAge at least; it reports
+// whether it closed one, and otherwise in how long the oldest connection
+// sending its request will have been for StallAge (0: there is none). The
+// slot of the one closed is free when this returns.
+func (c *connLimit) makeRoom() (closed bool, retry time.Duration) {
+	c.mu.Lock()
+	victim, _ := oldest(c.idle)
+	if victim != nil {
+		delete(c.idle, victim)
+	} else if conn, since := oldest(c.reading); conn != nil {
+		if wait := StallAge - time.Since(since); wait > 0 {
+			c.mu.Unlock()
+			return false, wait
+		}
+		victim = conn
+		delete(c.reading, conn)
+	}
+	c.mu.Unlock()
+	if victim == nil {
+		return false, 0
+	}
+	_ = victim.Close()
+	return true, 0
+}
+
+// oldest is the connection of m with the earliest time, and that time.
+func oldest(m map[net.Conn]time.Time) (net.Conn, time.Time) {
 	var (
-		oldest net.Conn
-		since  time.Time
+		first net.Conn
+		since time.Time
 	)
-	for conn, t := range c.idle {
-		if oldest == nil || t.Before(since) {
-			oldest, since = conn, t
+	for conn, t := range m {
+		if first == nil || t.Before(since) {
+			first, since = conn, t
 		}
 	}
-	delete(c.idle, oldest)
-	c.mu.Unlock()
-	if oldest == nil {
-		return false
-	}
-	_ = oldest.Close()
-	return true
+	return first, since
 }
 
 // listener is ln with c's bound on its connections.
@@ -134,7 +230,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 }
 
 // acquire takes a slot for a connection just accepted: a free one, or the
-// one of the connection idle longest, closed for it, or the first one a
+// one of a connection closed for it (makeRoom), or the first one a
 // connection frees.
 func (l *limitListener) acquire() error {
 	for {
@@ -143,17 +239,35 @@ func (l *limitListener) acquire() error {
 			return nil
 		default:
 		}
-		if l.c.closeIdlest() {
+		closed, retry := l.c.makeRoom()
+		if closed {
 			continue
 		}
-		select {
-		case l.c.slots <- struct{}{}:
-			return nil
-		case <-l.c.wake:
-		case <-l.done:
-			return &net.OpError{Op: "accept", Net: l.Addr().Network(), Addr: l.Addr(), Err: net.ErrClosed}
+		if got, err := l.wait(retry); got || err != nil {
+			return err
 		}
 	}
+}
+
+// wait waits until a slot is free, and takes it (got), or a connection
+// turned idle, or retry passed (when not 0: a connection will then have
+// been sending its request for StallAge), or l is closed (err).
+func (l *limitListener) wait(retry time.Duration) (got bool, err error) {
+	var stalled <-chan time.Time
+	if retry > 0 {
+		t := time.NewTimer(retry)
+		defer t.Stop()
+		stalled = t.C
+	}
+	select {
+	case l.c.slots <- struct{}{}:
+		return true, nil
+	case <-l.c.wake:
+	case <-stalled:
+	case <-l.done:
+		return false, &net.OpError{Op: "accept", Net: l.Addr().Network(), Addr: l.Addr(), Err: net.ErrClosed}
+	}
+	return false, nil
 }
 
 func (l *limitListener) Close() error {
@@ -175,6 +289,7 @@ func (c *limitConn) Close() error {
 }
 
 var (
-	_ net.Listener = (*limitListener)(nil)
-	_ net.Conn     = (*limitConn)(nil)
+	_ net.Listener  = (*limitListener)(nil)
+	_ net.Conn      = (*limitConn)(nil)
+	_ io.ReadCloser = (*watchedBody)(nil)
 )

@@ -112,7 +112,11 @@ type Server struct {
 	inFlight chan struct{}
 	conns    *connLimit
 	srv      *http.Server
-	drain    *drainState
+	// probes serves serve.probes.listen (ServeProbes), with a bound of its
+	// own on its connections.
+	probes     *http.Server
+	probeConns *connLimit
+	drain      *drainState
 	// convs are the conversations' views (Heddle-Conversation).
 	convs   *conversations
 	metrics *metrics.Metrics // nil: none
@@ -138,13 +142,14 @@ func New(ctx context.Context, rt *runtime.Runtime, opts *Options) (*Server, erro
 		gens = runtime.NewGenerations(rt)
 	}
 	s := &Server{gens: gens, cfg: cfg, log: log, mux: http.NewServeMux(),
-		hosts:    newHosts(opts.Addr, cfg.Hosts),
-		origin:   http.NewCrossOriginProtection(),
-		inFlight: make(chan struct{}, max(cfg.Limits.MaxInFlight, 1)),
-		conns:    newConnLimit(max(cfg.Limits.MaxConnections, 1)),
-		drain:    newDrainState(),
-		convs:    newConversations(),
-		metrics:  opts.Metrics,
+		hosts:      newHosts(opts.Addr, cfg.Hosts),
+		origin:     http.NewCrossOriginProtection(),
+		inFlight:   make(chan struct{}, max(cfg.Limits.MaxInFlight, 1)),
+		conns:      newConnLimit(mainConnBound(cfg.Limits.MaxConnections, log)),
+		probeConns: newConnLimit(ProbeMaxConnections),
+		drain:      newDrainState(),
+		convs:      newConversations(),
+		metrics:    opts.Metrics,
 	}
 	a, err := newAuthenticator(ctx, cfg.Auth, authOptions(rt, opts), log)
 	if err != nil {
@@ -161,6 +166,7 @@ func New(ctx context.Context, rt *runtime.Runtime, opts *Options) (*Server, erro
 		s.guarded = traced(s.guarded, opts.TracerProvider)
 	}
 	s.srv = s.httpServer()
+	s.probes = s.probeServer(opts.Metrics)
 	return s, nil
 }
 
@@ -219,6 +225,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mux.ServeHTTP(w, r)
 		return
 	}
+	defer s.conns.readingBody(r)()
 	r, done := s.drain.track(r)
 	defer done()
 	if !s.hosts.accepts(r.Host) {
