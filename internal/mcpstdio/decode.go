@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/heddlehq/heddle/internal/msglimit"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	segjson "github.com/segmentio/encoding/json"
 )
@@ -62,6 +63,22 @@ func tooDeep(data []byte, limit int) bool {
 		}
 	}
 	return false
+}
+
+// deepRefusals returns an error response for each response in line, a
+// message or batch nested deeper than maxDepth, which is not decoded: its
+// ids are found as the line is scanned.
+func deepRefusals(line []byte) []jsonrpc.Message {
+	var scan msglimit.Scanner
+	scan.Write(line)
+	var out []jsonrpc.Message
+	for _, id := range scan.Responses() {
+		out = append(out, &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{
+			Code:    jsonrpc.CodeInvalidRequest,
+			Message: fmt.Sprintf("the server's message nests deeper than %d levels and was not read", maxDepth),
+		}})
+	}
+	return out
 }
 
 // decodeMessage decodes one JSON-RPC message as go-sdk's DecodeMessage does:

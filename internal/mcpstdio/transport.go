@@ -179,6 +179,16 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if len(line) == 0 {
 			continue
 		}
+		if tooDeep(line, maxDepth) {
+			// Not decoded (the decoder recurses): each response in it
+			// is answered by a refusal, and the connection goes on.
+			if refusals := deepRefusals(line); len(refusals) > 0 {
+				c.spoke.Store(true)
+				c.queue = refusals[1:]
+				return refusals[0], nil
+			}
+			continue // a request or notification: dropped
+		}
 		if line[0] != '[' {
 			m, err := decodeMessage(line)
 			if err == nil {

@@ -109,6 +109,22 @@ func TestStdioConnLines(t *testing.T) {
 			t.Errorf("Read = %v, want a decoding error", err)
 		}
 	})
+	t.Run("too-deep", func(t *testing.T) {
+		// Deeper than the decoder goes: the response is refused by its
+		// id, a notification as deep is dropped, and the next line is
+		// read.
+		deep := strings.Repeat(`{"a":`, 2*maxDepth) + "1" + strings.Repeat("}", 2*maxDepth)
+		c := run(t, `{"jsonrpc":"2.0","id":7,"result":`+deep+"}\n"+
+			`{"jsonrpc":"2.0","method":"x","params":`+deep+"}\n"+
+			`{"jsonrpc":"2.0","id":8,"result":{}}`+"\n")
+		m, err := c.Read(ctx)
+		if r, ok := m.(*jsonrpc.Response); err != nil || !ok || r.ID.Raw() != int64(7) || r.Error == nil {
+			t.Fatalf("Read = %v, %v; want an error response to 7", m, err)
+		}
+		if m, err := c.Read(ctx); err != nil || m.(*jsonrpc.Response).ID.Raw() != int64(8) {
+			t.Errorf("Read after = %v, %v; want response 8", m, err)
+		}
+	})
 	t.Run("too-long", func(t *testing.T) {
 		// Over go-sdk's 16 MiB, the default: its response is refused, and
 		// the next line is read.

@@ -194,7 +194,12 @@ func (s *server) open(ctx context.Context) *runtime.Failure {
 	if err := s.connect(ctx); err != nil {
 		return &runtime.Failure{Server: s.name, Kind: "mcp", Err: err, Fatal: s.spec.Required}
 	}
-	_, _, _ = s.refresh(ctx, true)
+	if _, _, err := s.refresh(ctx, true); err != nil && !s.connected() {
+		// The connection was lost while listing (the server crashed):
+		// verify lists only servers that are connected, so this one
+		// fails start-up here, as one that could not connect does.
+		return &runtime.Failure{Server: s.name, Kind: "mcp", Err: err, Fatal: s.spec.Required}
+	}
 	return nil
 }
 

@@ -682,6 +682,9 @@ func (s *server) list(ctx context.Context, sess *mcp.ClientSession) ([]*mcp.Tool
 	if ctx.Err() != nil {
 		return nil, err
 	}
+	if errors.Is(err, errCursorRepeated) { // the session is fine; the listing is not
+		return nil, diag.Wrap(diag.MCPListFailed, err, "server %s connected, but tools/list failed: %s", s.name, errCursorRepeated)
+	}
 	if isBroken(err) {
 		s.broken(sess, err)
 		return nil, diag.Wrap(diag.MCPListFailed, err, "server %s lost its connection while listing its tools", s.name)
@@ -689,9 +692,6 @@ func (s *server) list(ctx context.Context, sess *mcp.ClientSession) ([]*mcp.Tool
 	why := rpcReason(err)
 	if why == "" {
 		why, _ = netReason(err, s.host())
-	}
-	if why == "" && errors.Is(err, errCursorRepeated) {
-		why = errCursorRepeated.Error()
 	}
 	if why == "" {
 		return nil, diag.Wrap(diag.MCPListFailed, err, "server %s connected, but tools/list failed", s.name)
