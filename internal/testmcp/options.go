@@ -137,6 +137,46 @@ type Options struct {
 	// false.
 	TraceTool bool
 
+	// ExitAtStart makes a server process ([ServeStdio], [ListenAndServe])
+	// write one line on stderr and exit with status 1 before serving: a
+	// server that cannot start. Default: false.
+	ExitAtStart bool
+
+	// Dribble, when positive, writes the answer to the handshake
+	// (initialize, server/discover) one byte at
+	// a time, this long apart (a slow-loris handshake), over stdio and
+	// HTTP. Default: 0 (written at once).
+	Dribble time.Duration
+
+	// MalformedCalls answers every tools/call with a JSON-RPC response
+	// whose result is not an object (valid JSON, not a valid answer), over
+	// stdio and HTTP. Default: false.
+	MalformedCalls bool
+
+	// InvalidJSONCalls answers every tools/call with a line that is not
+	// JSON (a response cut off in the middle), over stdio and HTTP.
+	// Default: false.
+	InvalidJSONCalls bool
+
+	// CrashOnList makes the server "crash" when tools/list arrives, as
+	// CrashAfter does for a tool call. Default: false.
+	CrashOnList bool
+
+	// RepeatCursor gives every tools/list page the same nextCursor, so
+	// that a client that follows it never reaches the end. Default: false.
+	RepeatCursor bool
+
+	// BadNames adds echoing tools whose names model APIs refuse: with a
+	// space, a slash, non-ASCII letters, and one 300 characters long
+	// ([BadNames]). Default: false.
+	BadNames bool
+
+	// DeepSchema, when positive, lists one more tool, deep, whose input
+	// schema nests an object property this many levels deep; it is
+	// written into tools/list results on the wire (over stdio and HTTP),
+	// since no JSON encoder of the server's would write it. Default: 0.
+	DeepSchema int
+
 	// Logger receives the server's own log lines (and go-sdk's). It is not a
 	// flag: the heddle-testmcp binary logs to stderr. Default: nil, discard.
 	Logger *slog.Logger
@@ -166,6 +206,14 @@ const (
 	FlagDefine           = "define"
 	FlagAnnotationShapes = "annotation-shapes"
 	FlagTraceTool        = "trace-tool"
+	FlagExitAtStart      = "exit-at-start"
+	FlagDribble          = "dribble"
+	FlagMalformedCalls   = "malformed-calls"
+	FlagInvalidJSONCalls = "invalid-json-calls"
+	FlagRepeatCursor     = "repeat-cursor"
+	FlagCrashOnList      = "crash-on-list"
+	FlagBadNames         = "bad-names"
+	FlagDeepSchema       = "deep-schema"
 )
 
 // RegisterFlags defines one flag per [Options] field (Logger aside) on fs and
@@ -195,6 +243,14 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.Var((*repeatValue)(&o.Define), FlagDefine, "`NAME=JSON`: decode a JSON object of tool fields over the extra tool NAME (repeat the flag for more)")
 	fs.BoolVar(&o.AnnotationShapes, FlagAnnotationShapes, false, "add the hints_* tools, each listed with annotations of one shape on the wire")
 	fs.BoolVar(&o.TraceTool, FlagTraceTool, false, "add the tool trace_context, which returns the trace context its call carried")
+	fs.BoolVar(&o.ExitAtStart, FlagExitAtStart, false, "write one line on stderr and exit with status 1 before serving")
+	fs.DurationVar(&o.Dribble, FlagDribble, 0, "write the answer to initialize one byte every `duration` (a slow-loris handshake)")
+	fs.BoolVar(&o.MalformedCalls, FlagMalformedCalls, false, "answer every tools/call with a result that is not an object")
+	fs.BoolVar(&o.InvalidJSONCalls, FlagInvalidJSONCalls, false, "answer every tools/call with a line that is not JSON")
+	fs.BoolVar(&o.RepeatCursor, FlagRepeatCursor, false, "give every tools/list page the same nextCursor")
+	fs.BoolVar(&o.CrashOnList, FlagCrashOnList, false, "exit with status 3 when tools/list arrives")
+	fs.BoolVar(&o.BadNames, FlagBadNames, false, "add tools whose names model APIs refuse (a space, a slash, non-ASCII, 300 characters)")
+	fs.IntVar(&o.DeepSchema, FlagDeepSchema, 0, "list a tool deep whose input schema nests `N` levels")
 	return o
 }
 
@@ -269,6 +325,30 @@ func (o *Options) Args() []string {
 	}
 	if o.TraceTool {
 		add(FlagTraceTool, "true")
+	}
+	if o.ExitAtStart {
+		add(FlagExitAtStart, "true")
+	}
+	if o.Dribble != 0 {
+		add(FlagDribble, o.Dribble.String())
+	}
+	if o.MalformedCalls {
+		add(FlagMalformedCalls, "true")
+	}
+	if o.InvalidJSONCalls {
+		add(FlagInvalidJSONCalls, "true")
+	}
+	if o.RepeatCursor {
+		add(FlagRepeatCursor, "true")
+	}
+	if o.CrashOnList {
+		add(FlagCrashOnList, "true")
+	}
+	if o.BadNames {
+		add(FlagBadNames, "true")
+	}
+	if o.DeepSchema != 0 {
+		add(FlagDeepSchema, strconv.Itoa(o.DeepSchema))
 	}
 	return args
 }

@@ -32,13 +32,14 @@ const ListeningPrefix = "listening on "
 // the protocol channel, so nothing else may write to it, and
 // [Options.CrashAfter] exits the process with status 3.
 func ServeStdio(ctx context.Context, opts *Options) error {
+	exitAtStart(opts)
 	s := newServer(opts, os.Exit)
 	if s.opts.GarbageOnStdout {
 		if _, err := fmt.Fprintln(os.Stdout, GarbageLine); err != nil {
 			return err
 		}
 	}
-	if s.opts.AnnotationShapes {
+	if s.rewrites() {
 		return s.srv.Run(ctx, &mcp.IOTransport{Reader: os.Stdin, Writer: s.stdioWriter(os.Stdout)})
 	}
 	return s.srv.Run(ctx, &mcp.StdioTransport{})
@@ -67,8 +68,8 @@ func (s *server) handler() http.Handler {
 		Logger:                       s.log,
 	}))
 	mux.Handle(SSEPath, mcp.NewSSEHandler(get, &mcp.SSEOptions{DisableLocalhostProtection: true}))
-	if s.opts.AnnotationShapes {
-		return reshaping(mux)
+	if s.rewrites() {
+		return s.reshaping(mux)
 	}
 	return mux
 }
@@ -92,6 +93,7 @@ func ListenAndServe(ctx context.Context, addr string, opts *Options) error {
 	default:
 		return fmt.Errorf("testmcp: refusing to listen on %q: only 127.0.0.1 is allowed", host)
 	}
+	exitAtStart(opts)
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", net.JoinHostPort("127.0.0.1", port))
 	if err != nil {
@@ -123,4 +125,12 @@ func ListenAndServe(ctx context.Context, addr string, opts *Options) error {
 		return err
 	}
 	return nil
+}
+
+// exitAtStart ends the process under [Options.ExitAtStart].
+func exitAtStart(opts *Options) {
+	if opts != nil && opts.ExitAtStart {
+		fmt.Fprintln(os.Stderr, "heddle-testmcp: exiting at start (--exit-at-start)")
+		os.Exit(1)
+	}
 }

@@ -87,6 +87,11 @@ func newServer(opts *Options, exit func(int)) *server {
 	if s.opts.TraceTool {
 		addTool(s, &mcp.Tool{Name: TraceToolName, Description: "Returns the W3C trace context the call carried, in params._meta and in HTTP headers."}, traceContext)
 	}
+	if s.opts.BadNames {
+		for _, name := range BadNames {
+			s.addEchoTool(name)
+		}
+	}
 	for i := range s.opts.NumTools {
 		s.addEchoTool(fmt.Sprintf("tool_%03d", i))
 	}
@@ -117,6 +122,19 @@ func (s *server) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			if err := s.listFault(); err != nil {
 				return nil, err
+			}
+			if s.opts.CrashOnList {
+				return s.crash(req, 0)
+			}
+			if s.opts.RepeatCursor {
+				if r, ok := req.(*mcp.ListToolsRequest); ok && r.Params != nil {
+					r.Params.Cursor = "" // every page is the first
+				}
+				res, err := next(ctx, method, req)
+				if r, ok := res.(*mcp.ListToolsResult); ok {
+					r.NextCursor = "again"
+				}
+				return res, err
 			}
 		case methodCallTool:
 			n := s.calls.Add(1)

@@ -52,6 +52,26 @@ func (s *server) addShapeTools() {
 // of AnnotationShapes gets its annotations. Anything else is returned as
 // it is.
 func reshape(msg []byte) []byte {
+	return reshapeTools(msg, func(tools []map[string]json.RawMessage) []map[string]json.RawMessage {
+		for _, t := range tools {
+			var name string
+			_ = json.Unmarshal(t["name"], &name)
+			shape, ok := AnnotationShapes[name]
+			switch {
+			case !ok:
+			case shape == "":
+				delete(t, "annotations")
+			default:
+				t["annotations"] = json.RawMessage(shape)
+			}
+		}
+		return tools
+	})
+}
+
+// reshapeTools rewrites the tools of a tools/list result with edit; any
+// other message is returned as it is.
+func reshapeTools(msg []byte, edit func([]map[string]json.RawMessage) []map[string]json.RawMessage) []byte {
 	if !bytes.Contains(msg, []byte(`"tools"`)) {
 		return msg
 	}
@@ -67,18 +87,7 @@ func reshape(msg []byte) []byte {
 	if json.Unmarshal(res["tools"], &tools) != nil {
 		return msg
 	}
-	for _, t := range tools {
-		var name string
-		_ = json.Unmarshal(t["name"], &name)
-		shape, ok := AnnotationShapes[name]
-		switch {
-		case !ok:
-		case shape == "":
-			delete(t, "annotations")
-		default:
-			t["annotations"] = json.RawMessage(shape)
-		}
-	}
+	tools = edit(tools)
 	var err error
 	if res["tools"], err = json.Marshal(tools); err != nil {
 		return msg
@@ -94,23 +103,35 @@ func reshape(msg []byte) []byte {
 }
 
 // reshapeLine rewrites one line of a stdio stream (a message) or of an
-// event stream ("data: " and a message).
-func reshapeLine(line []byte) []byte {
+// event stream ("data: " and a message) with rewrite.
+func reshapeLine(line []byte, rewrite func([]byte) []byte) []byte {
 	if rest, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
-		return append([]byte("data: "), reshape(rest)...)
+		return append([]byte("data: "), rewrite(rest)...)
 	}
 	if bytes.HasPrefix(line, []byte("{")) {
-		return reshape(line)
+		return rewrite(line)
 	}
 	return line
 }
 
 // lineWriter writes what it is given line by line, each rewritten by
-// reshapeLine; flush writes a last line without its newline.
+// reshapeLine with rewrite, and written by write (w.Write when nil);
+// flush writes a last line without its newline.
 type lineWriter struct {
-	mu  sync.Mutex
-	w   io.Writer
-	buf []byte
+	mu      sync.Mutex
+	w       io.Writer
+	buf     []byte
+	rewrite func([]byte) []byte
+	write   func(w io.Writer, line []byte) error
+}
+
+// out writes one rewritten line.
+func (l *lineWriter) out(line []byte) error {
+	if l.write != nil {
+		return l.write(l.w, line)
+	}
+	_, err := l.w.Write(line)
+	return err
 }
 
 func (l *lineWriter) Write(p []byte) (int, error) {
@@ -122,9 +143,9 @@ func (l *lineWriter) Write(p []byte) (int, error) {
 		if i < 0 {
 			return len(p), nil
 		}
-		out := append(reshapeLine(l.buf[:i:i]), '\n')
+		out := append(reshapeLine(l.buf[:i:i], l.rewrite), '\n')
 		l.buf = l.buf[i+1:]
-		if _, err := l.w.Write(out); err != nil {
+		if err := l.out(out); err != nil {
 			return 0, err
 		}
 	}
@@ -136,7 +157,7 @@ func (l *lineWriter) flush() error {
 	if len(l.buf) == 0 {
 		return nil
 	}
-	_, err := l.w.Write(reshapeLine(l.buf))
+	err := l.out(reshapeLine(l.buf, l.rewrite))
 	l.buf = nil
 	return err
 }
@@ -150,11 +171,11 @@ type stdoutCloser struct {
 func (s stdoutCloser) Close() error { return s.c.Close() }
 
 // reshaping serves h with every response body written through a
-// lineWriter.
-func reshaping(h http.Handler) http.Handler {
+// lineWriter of the server's.
+func (s *server) reshaping(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rw := &reshapeWriter{ResponseWriter: w}
-		rw.lw = &lineWriter{w: w}
+		rw.lw = s.lineWriter(w)
 		h.ServeHTTP(rw, r)
 		_ = rw.lw.flush()
 	})
@@ -192,8 +213,8 @@ func (w *reshapeWriter) Flush() {
 
 // stdioWriter is the stdio server's output.
 func (s *server) stdioWriter(w io.WriteCloser) io.WriteCloser {
-	if !s.opts.AnnotationShapes {
+	if !s.rewrites() {
 		return w
 	}
-	return stdoutCloser{lineWriter: &lineWriter{w: w}, c: w}
+	return stdoutCloser{lineWriter: s.lineWriter(w), c: w}
 }

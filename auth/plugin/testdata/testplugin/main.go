@@ -4,6 +4,7 @@
 //	leak    logs its settings and puts its secret in its errors
 //	refuse  refuses its settings
 //	crash   exits whenever asked for headers
+//	hang    never answers when asked for headers
 package main
 
 import (
@@ -36,6 +37,8 @@ func (b *bad) Headers(ctx context.Context) (pluginsdk.Headers, error) {
 	switch b.mode {
 	case "crash":
 		os.Exit(3)
+	case "hang":
+		select {}
 	case "leak":
 		return pluginsdk.Headers{}, pluginsdk.Errorf(pluginsdk.CodeDenied, "the issuer refused %s", b.secret)
 	}
