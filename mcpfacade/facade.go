@@ -109,13 +109,31 @@ func newSession(ctx context.Context, ts Toolset, opts *Options, sessionID func()
 // server that went down leave it).
 func (s *session) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == "tools/list" {
+		switch method {
+		case "tools/list":
 			if err := s.sync(ctx); err != nil {
 				s.log.Warn("the agent's tools could not be listed; the host is given the last list", "agent", s.opts.Agent, "code", diag.CodeOf(err))
+			}
+		case "tools/call":
+			// A name the host was not offered — a qualified or dotted
+			// name, as the invoke API accepts, a tool of a server that is
+			// down, or no tool at all — goes to the toolset, which calls
+			// it or refuses it with a code, rather than to go-sdk, which
+			// would answer a JSON-RPC error without one.
+			if r, ok := req.(*mcp.CallToolRequest); ok && r.Params != nil && !s.isOffered(r.Params.Name) {
+				return s.handler(r.Params.Name)(ctx, r)
 			}
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// isOffered reports whether the host was offered a tool of that name.
+func (s *session) isOffered(name string) bool {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	_, ok := s.offered[name]
+	return ok
 }
 
 // start runs, once the host is initialized, what lasts as long as the

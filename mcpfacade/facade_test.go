@@ -3,6 +3,7 @@ package mcpfacade_test
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -230,4 +231,33 @@ func TestListChangedIsForwarded(t *testing.T) {
 	if res := h.call(t, "fresh", map[string]any{"k": "v"}); res.IsError {
 		t.Errorf("fresh: %s", plantest.Text(res))
 	}
+}
+
+// TestNamesTheInvokeAPIAccepts: a host may call a tool by the names the
+// invoke API accepts — qualified (srv__echo) and dotted (srv.echo) — and a
+// name that is no tool at all is a refusal with a code, not a JSON-RPC
+// error without one.
+func TestNamesTheInvokeAPIAccepts(t *testing.T) {
+	t.Parallel()
+	h := connect(t, openRuntime(t), heddle.Identity{Subject: "alice", Roles: []string{"sre"}}, nil)
+	for _, name := range []string{"srv.echo", "srv__echo"} {
+		if res := h.call(t, name, map[string]any{"text": "hi"}); res.IsError || text(res) != "hi" {
+			t.Errorf("%s: %+v", name, res)
+		}
+	}
+	res := h.call(t, "no_such_tool", nil)
+	if code, _ := res.Meta["code"].(string); !res.IsError || code != string(diag.ToolUnknown) {
+		t.Errorf("an unknown name: %+v, want a TOOL_UNKNOWN refusal", res)
+	}
+}
+
+// text is a result's text content.
+func text(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
 }
