@@ -39,6 +39,14 @@ func compileServe(dep *config.Deployment, arts []*config.Artifact) (plan.Serve, 
 				"not a host name or HOST:PORT").WithDetail("write the name callers use, as in their Host header: heddle.internal.example.com or heddle.internal.example.com:8443"))
 		}
 	}
+	if s.Probes != nil {
+		probes := *s.Probes
+		out.Probes = &probes
+		if !validListen(probes.Listen) {
+			ds = append(ds, diag.Errorf(diag.ConfigValueInvalid, config.Join("serve", "probes", "listen"),
+				"not HOST:PORT").WithDetail("write the address the probes listen on: 127.0.0.1:8081, or :8081 on every interface (a kubelet probes the pod's IP); leave serve.probes out to serve them on the main listener only"))
+		}
+	}
 	if s.Auth == nil {
 		return out, ds
 	}
@@ -169,6 +177,19 @@ func validHost(h string) bool {
 		return false
 	}
 	return true
+}
+
+// validListen reports whether a is an address to listen on: HOST:PORT, an
+// empty host for every interface, a port of 0 to 65535.
+func validListen(a string) bool {
+	host, port, err := net.SplitHostPort(a)
+	if err != nil {
+		return false
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return false
+	}
+	return host == "" || validHost(host)
 }
 
 func indexPath(i int) string { return "[" + strconv.Itoa(i) + "]" }

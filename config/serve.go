@@ -18,6 +18,17 @@ type Serve struct {
 	Hosts []string `koanf:"hosts" json:"hosts,omitempty"`
 	// Limits bound what the worker reads and holds.
 	Limits ServeLimits `koanf:"limits" json:"limits"`
+	// Probes, when set, serves the probes on a listener of their own.
+	Probes *ServeProbes `koanf:"probes" json:"probes,omitempty"`
+}
+
+// ServeProbes is serve.probes: a listener of the probes' own, so that a
+// kubelet or a load balancer never waits behind callers.
+type ServeProbes struct {
+	// Listen is the HOST:PORT /livez, /readyz and /metrics are also served
+	// on, with short timeouts and a small connection bound of their own;
+	// the main listener serves them too. Port 0 picks a free port.
+	Listen string `koanf:"listen" json:"listen"`
 }
 
 // ServeAuth is serve.auth: one way of telling who a caller is.

@@ -122,6 +122,8 @@ func TestEveryJSONErrorCoded(t *testing.T) {
 		{"lock, into a directory that does not exist", with(stdio, nil), []string{"lock", "--lock", "no/such/dir/heddle.lock"}, diag.LockInvalid},
 		{"serve, a busy address", empty, []string{"serve", "--listen", busy.Addr().String()}, diag.ListenFailed},
 		{"serve, an address that is no address", empty, []string{"serve", "--listen", "nowhere"}, diag.ListenFailed},
+		{"serve, a busy serve.probes.listen", map[string]string{"config/api.yaml": "serve: {probes: {listen: " + busy.Addr().String() + "}}\nai: {}\n", "agents/a/agent.yaml": "capabilities: []\n"},
+			[]string{"serve", "--listen", "127.0.0.1:0"}, diag.ListenFailed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

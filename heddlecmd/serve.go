@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/metrics"
+	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/serve"
 )
@@ -66,9 +68,9 @@ func (e *env) serve(args []string) int {
 	gens := runtime.NewGenerations(rt)
 	defer gens.Close()
 
-	ln, err := net.Listen("tcp", listen)
+	ln, pln, err := listenAll(listen, rt.Plan().Serve.Probes)
 	if err != nil {
-		e.printFailure(listenError(listen, err))
+		e.printFailure(err)
 		return ExitFail
 	}
 	opts := &serve.Options{Addr: ln.Addr(), Metrics: m, Logger: log, Generations: gens}
@@ -78,14 +80,25 @@ func (e *env) serve(args []string) int {
 	front, err := serve.New(ctx, rt, opts)
 	if err != nil {
 		ln.Close()
+		if pln != nil {
+			pln.Close()
+		}
 		e.printFailure(err)
 		return ExitFail
 	}
 	stopReloads := e.reloads(ctx, &rf, log, gens, m, hup, watch)
 	defer stopReloads()
 	fmt.Fprintf(e.stdout, "heddle: serving on http://%s\n", ln.Addr())
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- front.Serve(ln) }()
+	if pln != nil {
+		fmt.Fprintf(e.stdout, "heddle: probes on http://%s\n", pln.Addr())
+		go func() {
+			if err := front.ServeProbes(pln); !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("serving the probes on %s: %w", pln.Addr(), err)
+			}
+		}()
+	}
 	select {
 	case err := <-errc:
 		e.printFailure(diag.Wrap(diag.ListenFailed, err, "serving on %s stopped: %v", ln.Addr(), err))
@@ -156,9 +169,29 @@ func (g *graceFlag) Set(s string) error {
 	return nil
 }
 
-// listenError is the LISTEN_FAILED error of a --listen address serve cannot
-// listen on, saying why in words (an address is not a secret).
-func listenError(addr string, err error) error {
+// listenAll listens on the --listen address and, when serve.probes is
+// set, on serve.probes.listen; pln is nil without it. A failure is
+// LISTEN_FAILED, naming the address, and leaves nothing open.
+func listenAll(listen string, probes *plan.ServeProbes) (ln, pln net.Listener, err error) {
+	ln, err = net.Listen("tcp", listen)
+	if err != nil {
+		return nil, nil, listenError("--listen", listen, err)
+	}
+	if probes == nil {
+		return ln, nil, nil
+	}
+	pln, err = net.Listen("tcp", probes.Listen)
+	if err != nil {
+		ln.Close()
+		return nil, nil, listenError("serve.probes.listen", probes.Listen, err)
+	}
+	return ln, pln, nil
+}
+
+// listenError is the LISTEN_FAILED error of an address serve cannot listen
+// on (--listen, or the setting named by what), saying why in words (an
+// address is not a secret).
+func listenError(what, addr string, err error) error {
 	var (
 		addrErr *net.AddrError
 		dnsErr  *net.DNSError
@@ -178,5 +211,5 @@ func listenError(addr string, err error) error {
 	default:
 		why = "listening failed"
 	}
-	return diag.Wrap(diag.ListenFailed, err, "cannot listen on --listen %s: %s", addr, why)
+	return diag.Wrap(diag.ListenFailed, err, "cannot listen on %s %s: %s", what, addr, why)
 }

@@ -11,13 +11,16 @@ type Serve struct {
 	Auth   *ServeAuth  `json:"auth,omitempty"`
 	Hosts  []string    `json:"hosts,omitempty"`
 	Limits ServeLimits `json:"limits"`
+	// Probes is nil when the probes are served on the main listener only.
+	Probes *ServeProbes `json:"probes,omitempty"`
 }
 
-// The compiled serve.auth and serve.limits are the deployment's, checked
+// The compiled serve.auth, serve.limits and serve.probes are the deployment's, checked
 // and with their defaults: the compiler refuses a setting of another kind
 // than serve.auth.kind, so only the kind's own are set.
 type (
 	ServeAuth   = config.ServeAuth
 	ServeToken  = config.ServeToken
 	ServeLimits = config.ServeLimits
+	ServeProbes = config.ServeProbes
 )

@@ -31,6 +31,11 @@
 //	<-ctx.Done()
 //	return s.Shutdown(drainCtx)
 //
+// With serve.probes.listen, the worker serves the probes (and /metrics) on
+// a listener of their own too, so that a kubelet never waits behind callers:
+//
+//	go s.ServeProbes(probeLn)
+//
 // A worker that reloads its configuration passes its runtime.Generations
 // (Options.Generations): each request then runs on the generation current
 // when it began, and /readyz says which one that is.
