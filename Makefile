@@ -56,8 +56,8 @@ staticcheck:
 
 # Runs every fuzz target for FUZZTIME each, one after the other, and prints
 # a table of each one's executions and new inputs, also written to
-# fuzz-results.txt (internal/fuzzrun). About ten minutes on two cores with
-# the default 20s, a build per target included. A target that fails fails
+# fuzz-results.txt (internal/fuzzrun). About twelve minutes on two cores
+# with the default 20s, a build per target included. A target that fails fails
 # the run, naming it and the input it wrote to its testdata. FUZZ narrows the
 # targets by name (make fuzz FUZZ=ParseYAML); each new input is minimized
 # for at most FUZZMINIMIZETIME. make test runs every target's seeds.
