@@ -3,8 +3,11 @@ package plugin_test
 import (
 	"context"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/heddlehq/heddle/auth/authlive"
 	"github.com/heddlehq/heddle/auth/plugin"
@@ -105,5 +108,34 @@ func TestCrashLoopBacksOff(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "backoff=100ms") {
 		t.Errorf("the log shows no growing backoff:\n%s", log)
+	}
+}
+
+// TestSlowStartReleasedAtOnce: a build whose deadline passes while the
+// plugin's process is still starting fails by that deadline, and releasing
+// the plugin kills the start in flight instead of waiting it out (up to
+// StartTimeout), leaving no process behind.
+func TestSlowStartReleasedAtOnce(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "slow-plugin")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nsleep 30\nexec "+testPluginBin+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := authlive.Env{
+		Name: "server slow", Purpose: "mcp",
+		Secrets: secrets.New(secrets.Options{}),
+		Plugins: map[string]*plan.AuthPlugin{"slow": {Command: script, SHA256: fileSum(script)}},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	s, err := authlive.Build(ctx, env, &plan.Auth{Kind: "slow", Plugin: true, Settings: map[string]any{"mode": "ok"}})
+	if s != nil {
+		_ = s.Close()
+	}
+	if d := time.Since(start); err == nil || d > 1500*time.Millisecond {
+		t.Errorf("Build = %v after %v; want a failure at its 300ms deadline", err, d)
+	}
+	if pids := pidsOf(script); len(pids) != 0 || plugin.LiveProcs() != 0 {
+		t.Errorf("processes %v (host holds %d) after the build failed", pids, plugin.LiveProcs())
 	}
 }

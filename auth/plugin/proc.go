@@ -43,6 +43,12 @@ type proc struct {
 
 	wg sync.WaitGroup // kills of crashed processes in flight
 
+	// stop ends with the last reference: a start in flight then has its
+	// process killed (exec.CommandContext), so that releasing never waits
+	// out a slow start.
+	stop   context.Context
+	cancel context.CancelFunc
+
 	mu        sync.Mutex
 	refs      int
 	closed    bool
@@ -81,6 +87,7 @@ func acquire(ctx context.Context, name string, spec *plan.AuthPlugin, env authli
 			log = slog.New(slog.DiscardHandler)
 		}
 		p = &proc{key: spec, name: name, env: penv, log: log, red: &redactor{}}
+		p.stop, p.cancel = context.WithCancel(context.Background())
 		procs.m[spec] = p
 	}
 	p.red.add(secretVals...)
@@ -218,7 +225,8 @@ func (p *proc) launch() (*goplugin.Client, *wire, int, error) {
 	}
 	// Between the check and the exec the file could change: the directory
 	// holding plugin binaries must be writable by the deployer only.
-	cmd := exec.Command(path, p.key.Args...)
+	cmd := exec.CommandContext(p.stop, path, p.key.Args...)
+	cmd.Cancel = func() error { killGroup(cmd.Process.Pid); return nil } // what it started holds its pipes too
 	cmd.Env = slices.Clone(p.env)
 	cmd.SysProcAttr = sysProcAttr()
 	client := goplugin.NewClient(&goplugin.ClientConfig{
@@ -331,6 +339,7 @@ func (p *proc) release() {
 	p.client, p.wire, p.pid = nil, nil, 0
 	p.mu.Unlock()
 	procs.mu.Unlock()
+	p.cancel() // a start in flight ends now
 	if starting != nil {
 		<-starting // the start kills what it started
 	}
