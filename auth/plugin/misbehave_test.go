@@ -3,6 +3,7 @@ package plugin_test
 import (
 	"context"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -137,5 +138,46 @@ func TestSlowStartReleasedAtOnce(t *testing.T) {
 	}
 	if pids := pidsOf(script); len(pids) != 0 || plugin.LiveProcs() != 0 {
 		t.Errorf("processes %v (host holds %d) after the build failed", pids, plugin.LiveProcs())
+	}
+}
+
+// TestCloseWhileCallHangs: closing a strategy whose plugin has a call
+// hanging on an identity provider that never answers returns at once,
+// rather than after go-plugin's graceful shutdown waited for that call.
+func TestCloseWhileCallHangs(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held, never answered
+		}
+	}()
+	env := authlive.Env{
+		Name: "server orders", Purpose: "mcp", Secrets: testSecrets(),
+		Plugins: map[string]*plan.AuthPlugin{"agent-session": {Command: pluginBin, SHA256: pluginSum}},
+	}
+	s, err := authlive.Build(context.Background(), env, &plan.Auth{Kind: "agent-session", Plugin: true, Settings: map[string]any{
+		"session_url": "http://" + ln.Addr().String() + "/auth/agent/session", "bootstrap_ref": refTo("${env:AGENT_BOOTSTRAP}"),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	req, _ := newRequest()
+	if _, err := s.Wrap(noopTransport{resp: okResponse()}).RoundTrip(req.WithContext(ctx)); err == nil {
+		t.Fatal("a request whose headers hang succeeded")
+	}
+	start := time.Now()
+	_ = s.Close()
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("Close took %v with the plugin's call hanging, want it at once", d)
 	}
 }

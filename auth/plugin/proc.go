@@ -344,8 +344,13 @@ func (p *proc) release() {
 		<-starting // the start kills what it started
 	}
 	if client != nil {
-		client.Kill()
+		// Killed before go-plugin's Kill, whose graceful shutdown waits
+		// for the plugin's calls in flight: a plugin holds nothing worth
+		// that wait (headers it would fetch again), and a call that hangs
+		// on its identity provider would hold up a start-up that is
+		// failing, or a shutdown, for as long as the plugin lets it.
 		killGroup(pid)
+		client.Kill()
 		p.log.Debug("auth plugin stopped", "plugin", p.name, "pid", pid)
 	}
 	p.wg.Wait()
