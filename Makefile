@@ -6,7 +6,7 @@ PKGS      := ./...
 STATICCHECK_VERSION := v0.8.2
 FUZZTIME  ?= 20s
 
-.PHONY: all build demo test test-deps test-integration test-short lint fmt vet staticcheck fuzz bench bench-overhead soak docs clean
+.PHONY: all build demo test test-deps test-integration test-short lint fmt vet staticcheck fuzz bench bench-overhead soak faults docs clean
 
 all: build
 
@@ -106,6 +106,12 @@ SOAK_OUT      ?= $(CURDIR)/soak-results.md
 
 soak:
 	SOAK_DURATION=$(SOAK_DURATION) SOAK_OUT=$(SOAK_OUT) $(GO) test -tags soak -run '^TestSoak$$' -count=1 -v -timeout $(SOAK_TIMEOUT) ./integration/soak/
+
+# The fault matrix (integration/faults, docs/reliability.md), every cell of
+# it: make test runs all but the slow ones (a 100 MB result, 100,000 tools),
+# which this adds. With -race, as make test. About four minutes on two cores.
+faults:
+	HEDDLE_FAULTS=all $(GO) test -race -count=1 -timeout 20m ./integration/faults/
 
 # docs/errors.md, and the JSON Schemas of api.yaml and agent.yaml (schema/).
 docs:

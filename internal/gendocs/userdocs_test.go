@@ -91,8 +91,17 @@ var (
 func TestReliabilityTestsExist(t *testing.T) {
 	const name = "docs/reliability.md"
 	rows := 0
+	faultTable := false // the rows of a table whose first column is the fault
 	for _, line := range strings.Split(readDoc(t, name), "\n") {
-		if !strings.HasPrefix(line, "|") || strings.HasPrefix(line, "| ---") || strings.HasPrefix(line, "| fault") {
+		if !strings.HasPrefix(line, "|") {
+			faultTable = false
+			continue
+		}
+		if strings.HasPrefix(line, "| fault") {
+			faultTable = true
+			continue
+		}
+		if !faultTable || strings.HasPrefix(line, "| ---") {
 			continue
 		}
 		cells := strings.Split(strings.Trim(line, "|"), "|")
