@@ -108,8 +108,7 @@ soak:
 	SOAK_DURATION=$(SOAK_DURATION) SOAK_OUT=$(SOAK_OUT) $(GO) test -tags soak -run '^TestSoak$$' -count=1 -v -timeout $(SOAK_TIMEOUT) ./integration/soak/
 
 # The fault matrix (integration/faults, docs/reliability.md), every cell of
-# it: make test runs all but the slow ones (a 100 MB result, 100,000 tools),
-# which this adds. With -race, as make test. About four minutes on two cores.
+# it: make test runs all but the slow one (100,000 tools), which this adds. With -race, as make test. About four minutes on two cores.
 faults:
 	HEDDLE_FAULTS=all $(GO) test -race -count=1 -timeout 20m ./integration/faults/
 

@@ -17,5 +17,5 @@
 // docs/reliability.md's matrix is generated from the table the tests
 // assert (TestReliabilityDoc fails when it is stale; -update rewrites it).
 // make test runs the fast cells; HEDDLE_FAULTS=all (make faults) runs the
-// slow ones too: a 100 MB result, 100,000 tools.
+// slow one too: 100,000 tools.
 package faults

@@ -259,7 +259,7 @@ var faults = func() []*fault {
 			does: "The handshake fails at once, without waiting for the deadline.",
 		},
 		{
-			id: "result-100mb", what: "A call's result is 100 MB", slow: true,
+			id: "result-100mb", what: "A call's result is 100 MB",
 			on: mcpTransports, req: ready, opt: ready,
 			dep: func(c *cell) map[string]any { return c.mcp(nil) },
 			then: func(c *cell) {

@@ -22,8 +22,9 @@ import (
 )
 
 // TestSurfaces drives every surface of the stock heddle binary through the
-// matrix's faults — the commands tools, call and health, and heddle serve's
-// probes, invoke API and MCP facade — and asserts that every failure, of a
+// matrix's faults — the commands tools, call, health and mcp (the facade
+// over stdio), and heddle serve's probes, invoke API and MCP facade — and
+// asserts that every failure, of a
 // command, a request or a call, carries a code from the catalogue. Each
 // fault is set up as its cells set it up; what follows start-up (a
 // restart, a crash) is the cells' to assert.
@@ -83,8 +84,23 @@ func (c *cell) surfaces() {
 			}
 		})
 	}
+	wg.Go(func() { c.stdioFacade(want) })
 	c.serve(want)
 	wg.Wait()
+}
+
+// stdioFacade lists and calls x's tool through heddle mcp, the facade over
+// stdio, with go-sdk's client as the MCP host that started it. A start-up
+// that fails must still be told the host, with its code.
+func (c *cell) stdioFacade(want outcome) {
+	cmd := exec.Command(heddleBin, "mcp", "a")
+	cmd.Dir = c.dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	c.facadeOver(&mcp.CommandTransport{Command: cmd}, "heddle mcp", want)
+	if want.fails && !strings.Contains(stderr.String(), string(want.code)) {
+		c.t.Errorf("heddle mcp: stderr does not name %s:\n%s", want.code, stderr.String())
+	}
 }
 
 // heddle runs the stock binary with args in the cell's directory, bounded
@@ -162,29 +178,42 @@ func (c *cell) serve(want outcome) {
 	c.facade(base + "/mcp/a")
 }
 
-// facade lists and calls x's tool through the MCP facade with go-sdk's
-// client, as an MCP host does.
+// facade lists and calls x's tool through the MCP facade of heddle serve
+// with go-sdk's client, as an MCP host does.
 func (c *cell) facade(url string) {
-	t := c.t
+	c.facadeOver(&mcp.StreamableClientTransport{Endpoint: url}, "the facade", outcome{})
+}
+
+// facadeOver connects go-sdk's client over t, then lists and calls x's
+// tool. A connection that fails is asserted to carry want's code when
+// start-up fails, and is an error otherwise.
+func (c *cell) facadeOver(t mcp.Transport, what string, want outcome) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "faults", Version: "1"}, nil)
-	sess, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
-	if err != nil {
-		t.Errorf("the facade: %v", err)
+	sess, err := client.Connect(ctx, t, nil)
+	switch {
+	case want.fails && err == nil:
+		sess.Close()
+		c.t.Errorf("%s: connected, want start-up to fail with %s", what, want.code)
+		return
+	case want.fails:
+		return
+	case err != nil:
+		c.t.Errorf("%s: %v", what, err)
 		return
 	}
 	defer sess.Close()
 	if _, err := sess.ListTools(ctx, nil); err != nil {
-		c.coded("facade tools/list", err.Error())
+		c.coded(what+" tools/list", err.Error())
 	}
 	res, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: c.tool(), Arguments: c.args()})
 	switch {
 	case err != nil:
-		c.coded("facade tools/call", err.Error())
+		c.coded(what+" tools/call", err.Error())
 	case res.IsError:
 		b, _ := json.Marshal(res)
-		c.coded("facade tools/call", string(b))
+		c.coded(what+" tools/call", string(b))
 	}
 }
 
