@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -241,7 +242,7 @@ var faults = func() []*fault {
 				c.want("x.add", c.args(), diag.ToolUnavailable)
 				c.want("x.add", c.args(), diag.ToolUnavailable)
 			},
-			does: "The call is refused with a code; the session and the server's other calls go on.",
+			does: "Each such call is refused with a code, never sent again; the client library cannot read the answer, so the connection is treated as broken and opened again for the next call. The sibling answers throughout.",
 		},
 		{
 			id: "invalid-json", what: "A call is answered with a line that is not JSON (a response cut off)",
@@ -250,7 +251,7 @@ var faults = func() []*fault {
 			then: func(c *cell) {
 				c.want("x.add", c.args(), diag.ToolUnavailable)
 			},
-			does: "The call is refused with a code.",
+			does: "As a malformed answer: the call is refused with a code and the connection opened again.",
 		},
 		{
 			id: "garbage-on-stdout", what: "The server writes a line that is not JSON-RPC on stdout before speaking MCP",
@@ -263,10 +264,15 @@ var faults = func() []*fault {
 			on: mcpTransports, req: ready, opt: ready,
 			dep: func(c *cell) map[string]any { return c.mcp(nil) },
 			then: func(c *cell) {
-				c.want("x.big", map[string]any{"bytes": 100 << 20}, diag.ResultTooLarge)
+				peak := heapGrowth(func() {
+					c.want("x.big", map[string]any{"bytes": 100 << 20}, diag.ResultTooLarge)
+				})
+				if peak > 64<<20 {
+					c.t.Errorf("the heap grew by %d MiB during the call, want the result never held (under 64 MiB)", peak>>20)
+				}
 				c.ok("x.add", map[string]any{"a": 1, "b": 2})
 			},
-			does: "Refused as it is read, never held whole; the session survives and the next call answers.",
+			does: "Refused as it is read, never held whole (the process's heap grows by less than 64 MiB during the call); the session survives and the next call answers.",
 		},
 		{
 			id: "tools-100k", what: "The server offers 100,000 tools", slow: true, budget: 30 * time.Second,
@@ -510,4 +516,37 @@ func noDNS() http.RoundTripper {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.DialContext = d.DialContext
 	return t
+}
+
+// heapGrowth runs f and returns how far the heap grew above its size
+// before, at the most, sampled every 2 ms. Other cells run beside it, so
+// the figure is an upper bound of f's own.
+func heapGrowth(f func()) uint64 {
+	var ms goruntime.MemStats
+	goruntime.ReadMemStats(&ms)
+	base, peak := ms.HeapAlloc, ms.HeapAlloc
+	done := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				var ms goruntime.MemStats
+				goruntime.ReadMemStats(&ms)
+				peak = max(peak, ms.HeapAlloc)
+			}
+		}
+	}()
+	f()
+	close(done)
+	<-sampled
+	if peak < base {
+		return 0
+	}
+	return peak - base
 }
