@@ -14,10 +14,14 @@ package authlive
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
@@ -158,15 +162,100 @@ func Resolve(ctx context.Context, env Env, settings map[string]any, key string) 
 	return v, nil
 }
 
-// headerStrategy sets fixed headers on every request.
+// headerStrategy sets headers read from secret references on every
+// request. When a server answers 401 it reads the references again — a
+// secret rotated in its store (a file a Kubernetes secret mounts, say) is
+// taken up without a restart — and, when they changed, sends the request
+// once more with the new headers. Reading again is shared by concurrent
+// requests and done at most once per reloadEvery; a 401 with unchanged
+// secrets is the server's answer, passed on.
 type headerStrategy struct {
-	header http.Header
+	header atomic.Pointer[http.Header]
+	load   func(context.Context) (http.Header, error) // nil: fixed headers
+
+	mu       sync.Mutex // one reload at a time
+	reloaded time.Time
+}
+
+// reloadEvery is how often, at the most, a strategy reads its secrets
+// again after 401s.
+const reloadEvery = time.Second
+
+func newHeaderStrategy(h http.Header, load func(context.Context) (http.Header, error)) *headerStrategy {
+	s := &headerStrategy{load: load}
+	s.header.Store(&h)
+	return s
 }
 
 func (h *headerStrategy) Wrap(next http.RoundTripper) http.RoundTripper {
 	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-		return next.RoundTrip(WithHeaders(req, h.header))
+		sent := h.header.Load()
+		resp, err := next.RoundTrip(WithHeaders(req, *sent))
+		if err != nil || resp.StatusCode != http.StatusUnauthorized || h.load == nil || !replayable(req) {
+			return resp, err
+		}
+		cur := h.reload(req.Context(), sent)
+		if cur == sent {
+			return resp, nil
+		}
+		retry, err := rewound(req)
+		if err != nil {
+			return resp, nil
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+		resp.Body.Close()
+		return next.RoundTrip(WithHeaders(retry, *cur))
 	})
+}
+
+// reload reads the secrets again, unless they were read less than
+// reloadEvery ago or the headers changed since sent was read, and returns
+// the headers now in force. A failure to read keeps the headers as they
+// were.
+func (h *headerStrategy) reload(ctx context.Context, sent *http.Header) *http.Header {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if cur := h.header.Load(); cur != sent || time.Since(h.reloaded) < reloadEvery {
+		return cur
+	}
+	h.reloaded = time.Now()
+	fresh, err := h.load(ctx)
+	if err != nil || equalHeaders(fresh, *sent) {
+		return sent
+	}
+	h.header.Store(&fresh)
+	return &fresh
+}
+
+func equalHeaders(a, b http.Header) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, va := range a {
+		if !slices.Equal(va, b[k]) {
+			return false
+		}
+	}
+	return true
+}
+
+// replayable reports whether req's body can be sent again.
+func replayable(req *http.Request) bool {
+	return req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+}
+
+// rewound is a shallow copy of req with a fresh body.
+func rewound(req *http.Request) (*http.Request, error) {
+	r := new(http.Request)
+	*r = *req
+	if req.GetBody != nil {
+		body, err := req.GetBody()
+		if err != nil {
+			return nil, err
+		}
+		r.Body = body
+	}
+	return r, nil
 }
 
 // WithHeaders returns a shallow copy of req whose header map is a copy of
@@ -212,26 +301,40 @@ func ParseHeaderPayload(payload string) (http.Header, error) {
 
 func init() {
 	Register("static", func(ctx context.Context, env Env, s map[string]any) (Strategy, error) {
-		payload, err := Resolve(ctx, env, s, "headers_ref")
+		load := func(ctx context.Context) (http.Header, error) {
+			payload, err := Resolve(ctx, env, s, "headers_ref")
+			if err != nil {
+				return nil, err
+			}
+			h, err := ParseHeaderPayload(payload.Reveal())
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", env.Name, err)
+			}
+			return h, nil
+		}
+		h, err := load(ctx)
 		if err != nil {
 			return nil, err
 		}
-		h, err := ParseHeaderPayload(payload.Reveal())
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", env.Name, err)
-		}
-		return &headerStrategy{header: h}, nil
+		return newHeaderStrategy(h, load), nil
 	})
 	Register("bearer", func(ctx context.Context, env Env, s map[string]any) (Strategy, error) {
-		token, err := Resolve(ctx, env, s, "token_ref")
+		load := func(ctx context.Context) (http.Header, error) {
+			token, err := Resolve(ctx, env, s, "token_ref")
+			if err != nil {
+				return nil, err
+			}
+			if strings.ContainsAny(token.Reveal(), " \t\r\n") {
+				return nil, diag.New(diag.MCPAuthStrategyInvalid, "%s: the bearer token contains white space (token not shown)", env.Name)
+			}
+			h := http.Header{}
+			h.Set("Authorization", "Bearer "+token.Reveal())
+			return h, nil
+		}
+		h, err := load(ctx)
 		if err != nil {
 			return nil, err
 		}
-		if strings.ContainsAny(token.Reveal(), " \t\r\n") {
-			return nil, diag.New(diag.MCPAuthStrategyInvalid, "%s: the bearer token contains white space (token not shown)", env.Name)
-		}
-		h := http.Header{}
-		h.Set("Authorization", "Bearer "+token.Reveal())
-		return &headerStrategy{header: h}, nil
+		return newHeaderStrategy(h, load), nil
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,6 +39,8 @@ type cell struct {
 	dir  string
 
 	http    *httpServer       // the faulty server's process, over HTTP
+	token   string            // a secret file the dependency reads
+	accept  atomic.Value      // the Authorization a gate in front of x accepts
 	httpT   http.RoundTripper // the runtime's HTTP transport, when the fault needs one
 	plugins map[string]any    // ai.auth_plugins the dependency needs
 

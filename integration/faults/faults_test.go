@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	goruntime "runtime"
 	"slices"
 	"strings"
@@ -396,6 +399,24 @@ var faults = func() []*fault {
 			does: "A configuration error, as a missing one.",
 		},
 		{
+			id: "secret-rotated", what: "A bearer token's secret file is rotated, and the server accepts only the new token from then on",
+			on: httpTransports, req: ready, opt: ready,
+			dep: func(c *cell) map[string]any {
+				c.token = c.file("token", "t0ken-1")
+				m := c.mcp(nil)
+				m["url"] = c.gate(m["url"].(string), "t0ken-1")
+				m["auth"] = map[string]any{"kind": "bearer", "token_ref": "${file:" + c.token + "}"}
+				return m
+			},
+			then: func(c *cell) {
+				c.ok("x.add", c.args())
+				c.file("token", "t0ken-2")
+				c.accept.Store("Bearer t0ken-2")
+				c.ok("x.add", c.args())
+			},
+			does: "The first request the server refuses (401) has the secret read again; it changed, so that request is sent once more with the new token and answers. No restart or reload is needed; a 401 with the secret unchanged is the server's answer.",
+		},
+		{
 			id: "dns-fails", what: "The server's host name does not resolve",
 			on: append(httpTransports, "a2a"), req: unreachableReq, opt: unreachableOpt,
 			cellsOnly: "the name server is failed through the runtime's HTTP transport, which only the library takes",
@@ -549,4 +570,29 @@ func heapGrowth(f func()) uint64 {
 		return 0
 	}
 	return peak - base
+}
+
+// gate is a front on 127.0.0.1 that passes requests to upstream only with
+// the bearer token c.accept holds (at first, token), and answers 401
+// otherwise; it returns the front's URL for upstream's.
+func (c *cell) gate(upstream, token string) string {
+	u, err := url.Parse(upstream)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.accept.Store("Bearer " + token)
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: u.Scheme, Host: u.Host})
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != c.accept.Load() {
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			http.Error(w, "invalid token", http.StatusUnauthorized)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	c.t.Cleanup(func() {
+		front.CloseClientConnections()
+		front.Close()
+	})
+	return front.URL + u.Path
 }
