@@ -474,6 +474,13 @@ var cellSlots = make(chan struct{}, 6)
 // TestFaults runs every cell of the matrix: each fault on each transport
 // it applies to, under required and optional.
 func TestFaults(t *testing.T) {
+	eachCell(t, cellSlots, (*cell).run)
+}
+
+// eachCell runs do for every cell of the matrix, in parallel, each in a
+// subtest <fault>/<transport>/<mode> of t, no more at once than slots
+// holds (when it is not nil).
+func eachCell(t *testing.T, slots chan struct{}, do func(*cell)) {
 	for _, f := range faults {
 		t.Run(f.id, func(t *testing.T) {
 			if f.slow && !all {
@@ -484,10 +491,11 @@ func TestFaults(t *testing.T) {
 					for _, mode := range []string{"required", "optional"} {
 						t.Run(mode, func(t *testing.T) {
 							t.Parallel()
-							cellSlots <- struct{}{}
-							defer func() { <-cellSlots }()
-							c := &cell{t: t, f: f, tr: tr, mode: mode, dir: t.TempDir()}
-							c.run()
+							if slots != nil {
+								slots <- struct{}{}
+								defer func() { <-slots }()
+							}
+							do(&cell{t: t, f: f, tr: tr, mode: mode, dir: t.TempDir()})
 						})
 					}
 				})

@@ -29,24 +29,7 @@ import (
 // fault is set up as its cells set it up; what follows start-up (a
 // restart, a crash) is the cells' to assert.
 func TestSurfaces(t *testing.T) {
-	for _, f := range faults {
-		t.Run(f.id, func(t *testing.T) {
-			if f.slow && !all {
-				t.Skip("slow: HEDDLE_FAULTS=all (make faults) runs it")
-			}
-			for _, tr := range f.on {
-				t.Run(tr, func(t *testing.T) {
-					for _, mode := range []string{"required", "optional"} {
-						t.Run(mode, func(t *testing.T) {
-							t.Parallel()
-							c := &cell{t: t, f: f, tr: tr, mode: mode, dir: t.TempDir()}
-							c.surfaces()
-						})
-					}
-				})
-			}
-		})
-	}
+	eachCell(t, nil, (*cell).surfaces)
 }
 
 // surfaces runs the commands and serve in the cell's directory.
