@@ -140,6 +140,7 @@ func (c *cell) run() {
 		if !diag.Has(err, want.code) || !strings.Contains(err.Error(), "x") || strings.Contains(err.Error(), "good") {
 			t.Errorf("start-up: %v; want %s naming x alone", err, want.code)
 		}
+		c.noSecret("start-up's error", err.Error())
 		return
 	}
 	if err != nil {
@@ -250,6 +251,7 @@ func (c *cell) call(name string, args map[string]any) result {
 	default:
 		r.text = text(res)
 	}
+	c.noSecret("call "+name, r.text)
 	return r
 }
 

@@ -62,8 +62,13 @@ func (f *fault) outcome(mode, tr string) outcome {
 	if mode == "required" {
 		o = req
 	}
-	if tr == "a2a" && o.code == diag.MCPServerUnreachable {
-		o.code = diag.A2AAgentUnreachable // the kind's own word for it
+	if o.code == diag.MCPServerUnreachable { // the kinds' own words for it
+		switch tr {
+		case "a2a":
+			o.code = diag.A2AAgentUnreachable
+		case "sql":
+			o.code = diag.SQLSourceUnreachable
+		}
 	}
 	return o
 }
@@ -89,10 +94,13 @@ var faults = func() []*fault {
 	fs := []*fault{
 		{
 			id: "handshake-hangs", what: "The server accepts the connection (or starts) and never answers its handshake",
-			on: append(mcpTransports, "a2a"), req: unreachableReq, opt: unreachableOpt,
+			on: append(mcpTransports, "a2a", "sql"), req: unreachableReq, opt: unreachableOpt,
 			dep: func(c *cell) map[string]any {
-				if c.tr == "a2a" {
+				switch c.tr {
+				case "a2a":
 					return map[string]any{"url": "http://" + silent(c.t)}
+				case "sql":
+					return c.postgres(silent(c.t))
 				}
 				return c.mcp(&testmcp.Options{HangHandshake: true})
 			},
@@ -139,10 +147,13 @@ var faults = func() []*fault {
 		},
 		{
 			id: "connection-refused", what: "Nothing listens at the address",
-			on: append(httpTransports, "a2a"), req: unreachableReq, opt: unreachableOpt,
+			on: append(httpTransports, "a2a", "sql"), req: unreachableReq, opt: unreachableOpt,
 			dep: func(c *cell) map[string]any {
-				if c.tr == "a2a" {
+				switch c.tr {
+				case "a2a":
 					return map[string]any{"url": "http://" + closedPort(c.t)}
+				case "sql":
+					return c.postgres(closedPort(c.t))
 				}
 				return map[string]any{"transport": c.tr, "url": "http://" + closedPort(c.t) + "/mcp"}
 			},
@@ -402,16 +413,16 @@ var faults = func() []*fault {
 			id: "secret-rotated", what: "A bearer token's secret file is rotated, and the server accepts only the new token from then on",
 			on: httpTransports, req: ready, opt: ready,
 			dep: func(c *cell) map[string]any {
-				c.token = c.file("token", "t0ken-1")
+				c.token = c.file("token", canary+"-t0ken-1")
 				m := c.mcp(nil)
-				m["url"] = c.gate(m["url"].(string), "t0ken-1")
+				m["url"] = c.gate(m["url"].(string), canary+"-t0ken-1")
 				m["auth"] = map[string]any{"kind": "bearer", "token_ref": "${file:" + c.token + "}"}
 				return m
 			},
 			then: func(c *cell) {
 				c.ok("x.add", c.args())
-				c.file("token", "t0ken-2")
-				c.accept.Store("Bearer t0ken-2")
+				c.file("token", canary+"-t0ken-2")
+				c.accept.Store("Bearer " + canary + "-t0ken-2")
 				c.ok("x.add", c.args())
 			},
 			does: "The first request the server refuses (401) has the secret read again; it changed, so that request is sent once more with the new token and answers. No restart or reload is needed; a 401 with the secret unchanged is the server's answer.",
@@ -510,7 +521,7 @@ func (c *cell) pluginAuth(sessionURL string) map[string]any {
 	c.plugins = map[string]any{"agent-session": map[string]any{"command": pluginBin, "sha256": pluginSum}}
 	m := c.mcp(nil)
 	m["auth"] = map[string]any{"kind": "agent-session", "session_url": sessionURL,
-		"bootstrap_ref": "${file:" + c.file("bootstrap", "bootstrap-secret") + "}"}
+		"bootstrap_ref": "${file:" + c.file("bootstrap", canary+"-bootstrap") + "}"}
 	return m
 }
 
@@ -603,4 +614,15 @@ func (c *cell) gate(upstream, token string) string {
 		front.Close()
 	})
 	return front.URL + u.Path
+}
+
+// canary starts every secret the cells give heddle: no output of heddle's
+// may hold it.
+const canary = "CANARY-5f3a"
+
+// postgres is x as a PostgreSQL source at addr, its DSN (which holds a
+// password) in a secret file.
+func (c *cell) postgres(addr string) map[string]any {
+	dsn := c.file("dsn", "postgres://heddle:"+canary+"-pw@"+addr+"/warehouse?sslmode=disable")
+	return map[string]any{"driver": "postgres", "dsn_ref": "${file:" + dsn + "}"}
 }

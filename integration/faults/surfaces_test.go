@@ -59,6 +59,7 @@ func (c *cell) surfaces() {
 	} {
 		wg.Go(func() {
 			out, code := c.heddle(cmd...)
+			c.noSecret("heddle "+cmd[0], out)
 			switch {
 			case want.fails && (code != 1 || !strings.Contains(out, string(want.code))):
 				t.Errorf("heddle %s: exit %d, want 1 with %s:\n%s", cmd[0], code, want.code, out)
@@ -81,6 +82,7 @@ func (c *cell) stdioFacade(want outcome) {
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	c.facadeOver(&mcp.CommandTransport{Command: cmd}, "heddle mcp", want)
+	c.noSecret("heddle mcp", stderr.String())
 	if want.fails && !strings.Contains(stderr.String(), string(want.code)) {
 		c.t.Errorf("heddle mcp: stderr does not name %s:\n%s", want.code, stderr.String())
 	}
@@ -123,6 +125,7 @@ func (c *cell) serve(want outcome) {
 			_ = cmd.Process.Kill()
 			<-exited
 		}
+		c.noSecret("heddle serve's log", stderr.String())
 	})
 	line, _ := bufio.NewReader(stdout).ReadString('\n')
 	go func() {
@@ -133,6 +136,7 @@ func (c *cell) serve(want outcome) {
 	base, ok := strings.CutPrefix(strings.TrimSpace(line), "heddle: serving on ")
 	if want.fails {
 		<-exited
+		c.noSecret("heddle serve", stderr.String())
 		if ok || cmd.ProcessState.ExitCode() != 1 || !strings.Contains(stderr.String(), string(want.code)) {
 			t.Errorf("heddle serve: %q, exit %d, want exit 1 with %s:\n%s", line, cmd.ProcessState.ExitCode(), want.code, stderr.String())
 		}
@@ -151,6 +155,7 @@ func (c *cell) serve(want outcome) {
 		{"POST", "/v1/agents/a/tools/good.echo", `{"text":"sibling"}`},
 	} {
 		status, body := request(t, r.method, base+r.path, r.body)
+		c.noSecret(r.method+" "+r.path, body)
 		if status >= 300 || strings.Contains(body, `"isError":true`) {
 			c.coded(r.method+" "+r.path, body)
 		}
@@ -197,6 +202,15 @@ func (c *cell) facadeOver(t mcp.Transport, what string, want outcome) {
 	case res.IsError:
 		b, _ := json.Marshal(res)
 		c.coded(what+" tools/call", string(b))
+		c.noSecret(what+" tools/call", string(b))
+	}
+}
+
+// noSecret asserts that out holds none of the secrets the cell gave heddle.
+func (c *cell) noSecret(what, out string) {
+	c.t.Helper()
+	if strings.Contains(out, canary) {
+		c.t.Errorf("%s shows a secret:\n%s", what, clip(out))
 	}
 }
 
