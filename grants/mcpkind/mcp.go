@@ -14,10 +14,15 @@
 //	    runbooks:
 //	      url: https://runbooks.internal.example.com/mcp
 //	      headers_ref: ${secrets:/heddle/runbooks/api-key}
+//	    git:
+//	      command: mcp-server-git
+//	      args: [--repository, /srv/repo]
+//
+// An entry may leave transport out, as MCP hosts write theirs: command makes
+// it stdio, url Streamable HTTP.
 package mcpkind
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -81,8 +86,9 @@ func (Kind) Configure(env *grants.Env, raw map[string]any) (grants.Configured, d
 			c.declared[name] = s
 		}
 		p := config.Join("ai.mcp_servers", name)
-		sds := s.defaults(d, p)
-		sds = append(sds, checkServer(env, d, name, s, p)...)
+		inferred, sds := s.inferTransport(d, p)
+		sds = append(sds, s.defaults(d, p)...)
+		sds = append(sds, checkServer(env, d, name, s, p, inferred)...)
 		prefix := toolname.Sanitize(name)
 		if other, clash := prefixes[prefix]; clash {
 			sds = append(sds, diag.Errorf(diag.MCPConnectionConflict, p,
@@ -104,14 +110,11 @@ func (Kind) Configure(env *grants.Env, raw map[string]any) (grants.Configured, d
 func (c *configured) Part() (string, any, bool) { return "servers", c.servers, true }
 
 // defaults fills in the entry's unset settings and reports numeric ones
-// written as zero or less.
+// written as zero or less. The transport is inferTransport's.
 func (s *ServerConfig) defaults(d *config.Deployment, p string) diag.Diagnostics {
 	ds := config.Positive(nil, d, config.Join(p, "timeout_ms"), s.TimeoutMS)
 	ds = config.Positive(ds, d, config.Join(p, "max_result_bytes"), s.MaxResultBytes)
 	ds = config.Positive(ds, d, config.Join(p, "max_concurrent"), s.MaxConcurrent)
-	if s.Transport == "" {
-		s.Transport = TransportHTTP
-	}
 	if s.TimeoutMS <= 0 {
 		s.TimeoutMS = DefaultTimeoutMS
 	}
@@ -127,14 +130,17 @@ func (s *ServerConfig) defaults(d *config.Deployment, p string) diag.Diagnostics
 	return ds
 }
 
-func checkServer(env *grants.Env, d *config.Deployment, name string, s *ServerConfig, p string) diag.Diagnostics {
+// checkServer validates one entry; inferred says its transport was not
+// written but settled by inferTransport.
+func checkServer(env *grants.Env, d *config.Deployment, name string, s *ServerConfig, p string, inferred bool) diag.Diagnostics {
 	var ds diag.Diagnostics
 	switch s.Transport {
+	case "": // neither or both of command and url: inferTransport reported it
 	case TransportHTTP, TransportSSE:
 		ds = append(ds, grants.CheckURL(s.URL, diag.MCPURLInvalid, config.Join(p, "url"))...)
 		for key, set := range map[string]bool{"command": s.Command != "", "args": len(s.Args) > 0, "env": len(s.Env) > 0, "dir": s.Dir != ""} {
 			if set {
-				ds = append(ds, mixed(d, p, "transport", key, s.Transport))
+				ds = append(ds, mixed(d, p, key, s.Transport, inferred))
 			}
 		}
 	case TransportStdio:
@@ -143,7 +149,7 @@ func checkServer(env *grants.Env, d *config.Deployment, name string, s *ServerCo
 				"a stdio server needs a command"))
 		}
 		if s.URL != "" {
-			ds = append(ds, mixed(d, p, "transport", "url", s.Transport))
+			ds = append(ds, mixed(d, p, "url", s.Transport, inferred))
 		}
 		if s.HeadersRef != nil || s.Auth != nil {
 			key := "auth"
@@ -189,14 +195,16 @@ func checkServer(env *grants.Env, d *config.Deployment, name string, s *ServerCo
 
 // mixed reports settings of two transports on one server, naming the layers
 // that set them when they differ (an overlay switched the transport but the
-// base file's settings remained).
-func mixed(d *config.Deployment, p, have, stray, transport string) diag.Diagnostic {
-	msg := fmt.Sprintf("transport %s does not use %s", transport, stray)
-	hl, sl := d.Index.Layer(config.Join(p, have)), d.Index.Layer(config.Join(p, stray))
-	if hl != "" && sl != "" && hl != sl {
-		msg += fmt.Sprintf(" (transport from %s, %s from %s)", hl, stray, sl)
+// base file's settings remained). A server whose transport was inferred from
+// its url is told so, not sent to its overlays.
+func mixed(d *config.Deployment, p, stray, transport string, inferred bool) diag.Diagnostic {
+	if inferred {
+		return diag.Errorf(diag.MCPConnectionConflict, config.Join(p, stray),
+			"a server with url and no transport is Streamable HTTP, which does not use %s%s", stray, layers(d, p, "url", stray)).
+			WithDetail("remove %s, or write command without url for a server heddle starts over stdio", stray)
 	}
-	return diag.Errorf(diag.MCPConnectionConflict, config.Join(p, stray), "%s", msg).
+	return diag.Errorf(diag.MCPConnectionConflict, config.Join(p, stray),
+		"transport %s does not use %s%s", transport, stray, layers(d, p, "transport", stray)).
 		WithDetail("one server entry must describe one transport; set %s to null in the overlay that changes the transport", stray)
 }
 

@@ -9,7 +9,9 @@ import (
 // ServerConfig is one entry of ai.mcp_servers as written: how to reach one
 // MCP server.
 type ServerConfig struct {
-	// Transport is http (Streamable HTTP, the default), sse or stdio.
+	// Transport is http (Streamable HTTP), sse or stdio. Left out, as MCP
+	// hosts write their entries, it is stdio for an entry with command and
+	// http for one with url.
 	Transport string `koanf:"transport"`
 	// URL is the endpoint for http and sse.
 	URL string `koanf:"url"`
