@@ -277,16 +277,69 @@ func (e *env) options() config.Options {
 	return opts
 }
 
-// compile loads and compiles the configuration.
-func (e *env) compile() (*plan.Plan, diag.Diagnostics) {
-	cfg, ds := config.Load(e.options())
-	p, cds := compile.Compile(compile.Input{Config: cfg, Kinds: e.kinds, Usecases: usecaseKeys()})
-	ds = append(ds, cds...)
+// compile loads and compiles the configuration. With agents named (the
+// single-agent commands: tools, call, mcp, health AGENT), another agent's
+// errors do not stop the command: they are warnings naming that agent, and
+// the plan holds the named agents alone. check, plan and serve name none:
+// the whole configuration compiles, or nothing does.
+func (e *env) compile(agents ...string) (*plan.Plan, diag.Diagnostics) {
+	opts := e.options()
+	cfg, lds := config.Load(opts)
+	in := compile.Input{Config: cfg, Kinds: e.kinds, Usecases: usecaseKeys()}
+	p, cds := compile.Compile(in)
+	ds := append(lds, cds...)
+	if len(agents) > 0 && ds.HasErrors() {
+		p, ds = compileAgents(in, lds, cds, agents, opts.AgentsDir)
+	}
 	ds.Sort()
 	if ds.HasErrors() {
 		return nil, ds
 	}
 	return p, ds
+}
+
+// compileAgents compiles in with the named agents alone, given what
+// loading (lds) and compiling the whole (cds) found: the diagnostics of
+// another agent's file become warnings that name it; the deployment's and
+// the named agents' are the second compilation's, as errors.
+func compileAgents(in compile.Input, lds, cds diag.Diagnostics, agents []string, dir string) (*plan.Plan, diag.Diagnostics) {
+	var ds diag.Diagnostics
+	for i, d := range append(slices.Clone(lds), cds...) {
+		switch name := otherAgent(d, agents, dir); {
+		case name != "":
+			if d.Severity == diag.SeverityError {
+				d.Severity = diag.SeverityWarning
+				d.Summary = fmt.Sprintf("agent %s is left out of this command: %s", name, d.Summary)
+				ds = append(ds, d)
+			}
+		case i < len(lds):
+			ds = append(ds, d) // loading's, of the deployment or a named agent; compiling again finds the rest
+		}
+	}
+	cfg := *in.Config
+	cfg.Artifacts = slices.DeleteFunc(slices.Clone(cfg.Artifacts), func(a *config.Artifact) bool {
+		return !slices.Contains(agents, a.Name)
+	})
+	in.Config = &cfg
+	p, more := compile.Compile(in)
+	return p, append(ds, more...)
+}
+
+// otherAgent is the agent whose file d is about, when that is an agent
+// of dir other than the named ones; "" otherwise.
+func otherAgent(d diag.Diagnostic, agents []string, dir string) string {
+	if d.Range == nil || d.Range.File == "" {
+		return ""
+	}
+	rel, err := filepath.Rel(filepath.Clean(dir), filepath.Clean(d.Range.File))
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return ""
+	}
+	name, _, ok := strings.Cut(filepath.ToSlash(rel), "/")
+	if !ok || slices.Contains(agents, name) {
+		return ""
+	}
+	return name
 }
 
 // agentNames returns the names of the agents in the agents directory (of

@@ -87,7 +87,7 @@ func only(p *plan.Plan, agents ...string) (*plan.Plan, error) {
 
 // open compiles and opens the runtime for the given agents (all when none).
 func (e *env) open(ctx context.Context, rf *runFlags, log *slog.Logger, approve bool, agents ...string) (*runtime.Runtime, int) {
-	p, ds := e.compile()
+	p, ds := e.compile(agents...)
 	if p == nil {
 		e.printFailure(ds.Err())
 		return nil, ExitFail
@@ -366,14 +366,15 @@ func (e *env) printResult(res *mcp.CallToolResult) {
 
 func (e *env) health(args []string) int {
 	var rf runFlags
-	if _, err := e.parseCommand("health", args, 0, 0, rf.register); err != nil {
+	pos, err := e.parseCommand("health", args, 0, 1, rf.register)
+	if err != nil {
 		return e.usageError(err)
 	}
 	log, err := rf.logger(e)
 	if err != nil {
 		return e.usageError(err)
 	}
-	rt, code := e.open(context.Background(), &rf, log, false)
+	rt, code := e.open(context.Background(), &rf, log, false, pos...)
 	if rt == nil {
 		return code
 	}
