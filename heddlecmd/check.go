@@ -81,6 +81,17 @@ func (e *env) check(args []string) int {
 		return e.usageError(err)
 	}
 	p, ds := e.compile()
+	if p != nil {
+		// With a lock, the filters are checked against what it pins, as
+		// start-up would check them against what the servers offer.
+		if lds := e.lockFilters(); len(lds) > 0 {
+			ds = append(ds, lds...)
+			ds.Sort()
+			if lds.HasErrors() {
+				p = nil
+			}
+		}
+	}
 	if e.g.format == "json" {
 		writeJSON(e.stdout, toJSON(ds))
 	} else {

@@ -1,15 +1,12 @@
 package heddlecmd
 
 import (
-	"context"
 	"io"
-	"log/slog"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/mcpfacade"
-	"github.com/heddlehq/heddle/runtime"
 )
 
 // mcpServe serves one agent's toolset as an MCP server on standard input
@@ -34,7 +31,7 @@ func (e *env) mcpServe(args []string) int {
 	sig := watchSignals()
 	defer sig.stop()
 	ctx := sig.first
-	rt, ts, err := e.openMCP(ctx, &rf, log, pos[0])
+	rt, ts, err := e.tryOpenAgent(ctx, &rf, log, false, pos[0])
 	if err != nil {
 		e.printFailure(err)
 		answerFailure(ctx, e.stdinReader(), e.stdout, err)
@@ -52,36 +49,6 @@ func (e *env) mcpServe(args []string) int {
 		return ExitFail
 	}
 	return ExitOK
-}
-
-// openMCP opens the runtime of agent alone and returns it with the
-// agent's toolset, as openAgent does, but hands back the failure instead of
-// printing it: heddle mcp also answers the host with it (answerFailure).
-// The caller closes the runtime.
-func (e *env) openMCP(ctx context.Context, rf *runFlags, log *slog.Logger, agent string) (*runtime.Runtime, *runtime.Toolset, error) {
-	p, ds := e.compile()
-	if p == nil {
-		return nil, nil, ds.Err()
-	}
-	printDiagnostics(e.stderr, ds) // warnings; the format is text
-	p, err := only(p, agent)
-	if err != nil {
-		return nil, nil, err
-	}
-	opts, err := e.runtimeOptions(ctx, rf, log, false)
-	if err != nil {
-		return nil, nil, err
-	}
-	rt, err := runtime.Open(ctx, p, opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	ts, err := rt.Toolset(agent)
-	if err != nil {
-		rt.Close()
-		return nil, nil, err
-	}
-	return rt, ts, nil
 }
 
 // stdinReader is the command's standard input: the process's unless a

@@ -86,28 +86,9 @@ func only(p *plan.Plan, agents ...string) (*plan.Plan, error) {
 }
 
 // open compiles and opens the runtime for the given agents (all when none).
+// On failure it has said why, and returns nil and the exit status.
 func (e *env) open(ctx context.Context, rf *runFlags, log *slog.Logger, approve bool, agents ...string) (*runtime.Runtime, int) {
-	p, ds := e.compile(agents...)
-	if p == nil {
-		e.printFailure(ds.Err())
-		return nil, ExitFail
-	}
-	if e.g.format != "json" {
-		printDiagnostics(e.stderr, ds)
-	}
-	if len(agents) > 0 {
-		var err error
-		if p, err = only(p, agents...); err != nil {
-			e.printFailure(err)
-			return nil, ExitFail
-		}
-	}
-	opts, err := e.runtimeOptions(ctx, rf, log, approve)
-	if err != nil {
-		e.printFailure(err)
-		return nil, ExitFail
-	}
-	rt, err := runtime.Open(ctx, p, opts)
+	rt, err := e.tryOpen(ctx, rf, log, approve, agents...)
 	if err != nil {
 		e.printFailure(err)
 		return nil, ExitFail
@@ -115,21 +96,53 @@ func (e *env) open(ctx context.Context, rf *runFlags, log *slog.Logger, approve 
 	return rt, ExitOK
 }
 
+// tryOpen is open that hands back the failure rather than printing it
+// (heddle mcp answers the host with it too). Warnings go to stderr.
+func (e *env) tryOpen(ctx context.Context, rf *runFlags, log *slog.Logger, approve bool, agents ...string) (*runtime.Runtime, error) {
+	p, ds := e.compile(agents...)
+	if p == nil {
+		return nil, ds.Err()
+	}
+	if e.g.format != "json" {
+		printDiagnostics(e.stderr, ds)
+	}
+	if len(agents) > 0 {
+		var err error
+		if p, err = only(p, agents...); err != nil {
+			return nil, err
+		}
+	}
+	opts, err := e.runtimeOptions(ctx, rf, log, approve)
+	if err != nil {
+		return nil, err
+	}
+	return runtime.Open(ctx, p, opts)
+}
+
 // openAgent opens the runtime of agent alone (open) and returns it with
 // the agent's toolset. On failure it has said why, and returns nil and the
 // exit status. The caller closes the runtime.
 func (e *env) openAgent(ctx context.Context, rf *runFlags, log *slog.Logger, approve bool, agent string) (*runtime.Runtime, *runtime.Toolset, int) {
-	rt, code := e.open(ctx, rf, log, approve, agent)
-	if rt == nil {
-		return nil, nil, code
-	}
-	ts, err := rt.Toolset(agent)
+	rt, ts, err := e.tryOpenAgent(ctx, rf, log, approve, agent)
 	if err != nil {
-		rt.Close()
 		e.printFailure(err)
 		return nil, nil, ExitFail
 	}
 	return rt, ts, ExitOK
+}
+
+// tryOpenAgent is openAgent that hands back the failure.
+func (e *env) tryOpenAgent(ctx context.Context, rf *runFlags, log *slog.Logger, approve bool, agent string) (*runtime.Runtime, *runtime.Toolset, error) {
+	rt, err := e.tryOpen(ctx, rf, log, approve, agent)
+	if err != nil {
+		return nil, nil, err
+	}
+	ts, err := rt.Toolset(agent)
+	if err != nil {
+		rt.Close()
+		return nil, nil, err
+	}
+	return rt, ts, nil
 }
 
 // runtimeOptions are the options the commands open the runtime with,

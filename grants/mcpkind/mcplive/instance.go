@@ -368,7 +368,7 @@ func (i *instance) checkServerFilters(server string, all bool) []error {
 	for _, agent := range config.SortedKeys(i.env.Plan.Agents) {
 		for _, g := range i.env.Plan.Agents[agent].Grants {
 			if mg, ok := g.Spec.(*mcpkind.Grant); ok && mg.Server == server {
-				if err := i.checkFilters(server, mg.Include, mg.Exclude, "agent "+agent); err != nil {
+				if err := i.checkFilters(server, mg.Include, mg.Exclude, "agent "+agent+agentFile(i.env.Plan.Agents[agent].File)); err != nil {
 					errs = append(errs, err)
 				}
 			}
@@ -393,9 +393,34 @@ func (i *instance) checkServerFilters(server string, all bool) []error {
 // checkFilters reports patterns that match none of an opened server's tools.
 func (i *instance) checkFilters(server string, include, exclude []string, who string) error {
 	if bad, n := i.unmatched(server, slices.Concat(include, exclude)); len(bad) > 0 {
-		return diag.New(diag.MCPFilterUnmatched, "server %s: %s: filter %s matches none of its %d tools", server, who, strings.Join(bad, ", "), n)
+		return diag.New(diag.MCPFilterUnmatched, "server %s: %s: filter %s matches none of its %d tools: %s", server, who, strings.Join(bad, ", "), n, i.toolNames(server))
 	}
 	return nil
+}
+
+// agentFile is " (FILE)" for an agent's file, "" when the plan has none.
+func agentFile(file string) string {
+	if file == "" {
+		return ""
+	}
+	return " (" + file + ")"
+}
+
+// toolNames names an opened server's tools, sorted, at most twenty of them.
+func (i *instance) toolNames(server string) string {
+	s := i.servers[server]
+	s.mu.Lock()
+	names := make([]string, 0, len(s.tools))
+	for _, t := range s.tools {
+		names = append(names, t.Name)
+	}
+	s.mu.Unlock()
+	slices.Sort(names)
+	const most = 20
+	if len(names) > most {
+		return fmt.Sprintf("%s and %d more", strings.Join(names[:most], ", "), len(names)-most)
+	}
+	return strings.Join(names, ", ")
 }
 
 // checkOverrides reports the server's classification overrides (its
