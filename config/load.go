@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path"
 	"path/filepath"
@@ -23,6 +24,10 @@ import (
 // deployment: HEDDLE_AI__STARTUP_TIMEOUT_MS=5000 sets ai.startup_timeout_ms.
 // A double underscore separates path segments; names are lower-cased; the
 // value is read as a YAML scalar or flow collection ("5000", "true", "[a, b]").
+// A variable whose first segment is not a section of the deployment
+// (HEDDLE_TOKEN) is not configuration and is ignored; one that would create
+// a map entry the files do not have (a server, an auth plugin, a token) is
+// refused, CONFIG_KEY_UNKNOWN.
 const EnvPrefix = "HEDDLE_"
 
 // Options say where configuration is read from.
@@ -37,7 +42,13 @@ type Options struct {
 	// AgentsDir holds one directory per agent with an agent.yaml. Default "agents".
 	AgentsDir string
 	// Environ is the process environment for HEDDLE_ overlays; nil means none.
+	// Only variables that name a section of the deployment (HEDDLE_AI__…,
+	// HEDDLE_SERVE__…, HEDDLE_MCP__…) are read; other HEDDLE_ variables are
+	// ignored.
 	Environ []string
+	// Logger, when set, is told at debug level of each HEDDLE_ variable
+	// ignored; nil means silently.
+	Logger *slog.Logger
 }
 
 // Config is everything heddle reads: one deployment and every artifact.
@@ -156,7 +167,13 @@ func LoadDeployment(opts Options) (*Deployment, diag.Diagnostics) {
 		}
 	}
 
-	m, layers, eds := envOverlay(opts.Environ)
+	// Variables are checked against the files only when every file could
+	// be read: against a partial tree, every entry would look new.
+	var written map[string]any
+	if !ds.HasErrors() {
+		written = pruneNil(k.Raw())
+	}
+	m, layers, eds, refused := envOverlay(opts.Environ, written, opts.Logger)
 	ds = append(ds, eds...)
 	if len(m) > 0 {
 		for _, l := range layers {
@@ -167,7 +184,11 @@ func LoadDeployment(opts Options) (*Deployment, diag.Diagnostics) {
 			ds = append(ds, diag.Errorf(diag.ConfigParse, "", "cannot merge environment overlay"))
 		}
 	}
-	if ds.HasErrors() {
+	// A refused variable was left out: what remains is whole, and still
+	// decodes, so that one run reports every problem.
+	incomplete := ds.HasErrors()
+	ds = append(ds, refused...)
+	if incomplete {
 		dep.Incomplete = true
 		dep.applyDefaults()
 		return dep, ds
@@ -186,69 +207,6 @@ func LoadDeployment(opts Options) (*Deployment, diag.Diagnostics) {
 	dep.Index.Locate(ds)
 	dep.applyDefaults()
 	return dep, ds
-}
-
-// envOverlay turns HEDDLE_ variables into a nested map, each variable its
-// own index layer so that a diagnostic can name it.
-func envOverlay(environ []string) (map[string]any, []layerIndex, diag.Diagnostics) {
-	out := map[string]any{}
-	var layers []layerIndex
-	var ds diag.Diagnostics
-	names := slices.Clone(environ)
-	slices.Sort(names)
-	for _, kv := range names {
-		name, val, ok := strings.Cut(kv, "=")
-		if !ok || !strings.HasPrefix(name, EnvPrefix) || len(name) == len(EnvPrefix) {
-			continue
-		}
-		segs := strings.Split(strings.ToLower(strings.TrimPrefix(name, EnvPrefix)), "__")
-		if slices.Contains(segs, "") {
-			continue
-		}
-		v, vds := parseEnvValue(name, val)
-		if vds != nil {
-			ds = append(ds, vds...)
-			continue
-		}
-		cur := out
-		for _, s := range segs[:len(segs)-1] {
-			next, ok := cur[s].(map[string]any)
-			if !ok {
-				next = map[string]any{}
-				cur[s] = next
-			}
-			cur = next
-		}
-		cur[segs[len(segs)-1]] = v
-		li := layerIndex{file: "$" + name, pos: map[string]pos{}}
-		for i := 1; i <= len(segs); i++ {
-			li.pos[PathString(segs[:i])] = pos{}
-		}
-		layers = append(layers, li)
-	}
-	return out, layers, ds
-}
-
-// parseEnvValue reads the value of the variable name as a YAML scalar or
-// flow collection, held to the limits of a document. A value that is not
-// YAML, or is empty or null, is its text.
-func parseEnvValue(name, val string) (any, diag.Diagnostics) {
-	file := "$" + name
-	if len(val) > MaxDocumentBytes {
-		return nil, diag.Diagnostics{sizeLimit(file)}
-	}
-	var root yaml.Node
-	if err := yaml.Unmarshal([]byte(val), &root); err != nil || root.Kind == 0 || len(root.Content) == 0 {
-		return val, nil
-	}
-	v, ds := decodeNode(file, root.Content[0])
-	if ds != nil {
-		return nil, ds
-	}
-	if v == nil {
-		return val, nil
-	}
-	return v, nil
 }
 
 // LoadArtifacts reads every <dir>/<name>/agent.yaml. The agent's name is its
