@@ -3,7 +3,10 @@
 // kind: key of an auth: block; every other key of the block is one of its
 // settings. Settings whose names end in _ref are secret references and are
 // held to the same fail-closed test as headers_ref: a literal is refused with
-// MCP_CREDENTIALS_INLINE and never repeated.
+// MCP_CREDENTIALS_INLINE and never repeated. So is a URL carrying
+// credentials in its userinfo, in any setting, and, in a plugin's settings,
+// a literal under a credential's name (api_key, client_secret; see
+// [CredentialName]).
 //
 // Three strategies are built in — bearer, static and oauth — and every entry
 // of ai.auth_plugins adds one more, implemented by a plugin binary. The live
@@ -194,7 +197,14 @@ func (r *Registry) Check(a *config.Auth, path, _ string) (map[string]any, Strate
 		}
 		val, d, ok := checkSetting(set, v, p)
 		if !ok {
+			if s.Plugin && set.Type == StringSetting && d.Code == diag.ConfigValueInvalid && strings.HasPrefix(strings.TrimSpace(fmt.Sprint(v)), "${") {
+				d = d.WithDetail("only settings whose names end in _ref are resolved: name it %s_ref", key)
+			}
 			ds = append(ds, d)
+			continue
+		}
+		if lds := checkLiteral(s, key, val, p); lds != nil {
+			ds = append(ds, lds...)
 			continue
 		}
 		out[key] = val
@@ -205,6 +215,38 @@ func (r *Registry) Check(a *config.Auth, path, _ string) (map[string]any, Strate
 		}
 	}
 	return out, s, ds
+}
+
+// checkLiteral refuses what a plain setting must not hold: a URL with
+// credentials in its userinfo, in any strategy's setting, and a literal
+// under a credential's name (api_key, client_secret) in a plugin's: no
+// literal secret anywhere in the block. The value is never repeated.
+func checkLiteral(s Strategy, key string, val any, p string) diag.Diagnostics {
+	var ds diag.Diagnostics
+	switch v := val.(type) {
+	case string:
+		switch {
+		case HasUserinfo(v):
+			ds = append(ds, userinfo(p))
+		case s.Plugin && v != "" && CredentialName(key):
+			ds = append(ds, diag.Errorf(diag.MCPCredentialsInline, p,
+				"setting %q names a credential but holds a literal (value redacted); no literal secret may stand anywhere in an auth block", key).
+				WithDetail("store the value with your secret store and write %s_ref: ${secrets:/path} (settings ending in _ref reach the plugin resolved)", key))
+		}
+	case []string:
+		for i, item := range v {
+			if HasUserinfo(item) {
+				ds = append(ds, userinfo(config.Item(p, i)))
+			}
+		}
+	}
+	return ds
+}
+
+// userinfo is the refusal of a URL that carries credentials at p.
+func userinfo(p string) diag.Diagnostic {
+	return diag.Errorf(diag.MCPCredentialsInline, p, "the URL carries credentials in its userinfo (value redacted)").
+		WithDetail("remove them from the URL; pass a credential as a setting ending in _ref that holds a secret reference")
 }
 
 func checkSetting(set Setting, v any, p string) (any, diag.Diagnostic, bool) {

@@ -2,6 +2,7 @@ package compile_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -39,6 +40,7 @@ const (
 	secEnv      = "env"      // HEDDLE_ variables, one NAME=value per line
 	secArgs     = "args"     // options: env=NAME, usecases=a,b
 	secUsecases = "usecases" // registered use-case keys, one per line
+	secNever    = "never"    // values no diagnostic and no plan may show, one per line
 )
 
 func readFixture(t *testing.T, file string) *fixture {
@@ -68,7 +70,7 @@ func readFixture(t *testing.T, file string) *fixture {
 					t.Fatalf("%s: unknown arg %q", file, k)
 				}
 			}
-		case secUsecases:
+		case secUsecases, secNever:
 		default:
 			f.fs[sec.Name] = &fstest.MapFile{Data: sec.Data}
 		}
@@ -77,9 +79,12 @@ func readFixture(t *testing.T, file string) *fixture {
 	return f
 }
 
-func (f *fixture) usecases() []string {
+func (f *fixture) usecases() []string { return f.lines(secUsecases) }
+
+// lines returns the words of section name, or nil.
+func (f *fixture) lines(name string) []string {
 	for _, sec := range f.archive.Files {
-		if sec.Name == secUsecases {
+		if sec.Name == name {
 			return strings.Fields(string(sec.Data))
 		}
 	}
@@ -140,6 +145,40 @@ func TestGolden(t *testing.T) {
 			}
 			if diff := cmp.Diff(f.want, got); diff != "" {
 				t.Errorf("%s: diagnostics differ (-want +got):\n%s", file, diff)
+			}
+		})
+	}
+}
+
+// TestGoldenNeverShown compiles every fixture with a never section and
+// fails when one of its values shows in a diagnostic (summary, detail or
+// path) or in the plan, when there is one: a credential written where it
+// does not belong is refused without being repeated.
+func TestGoldenNeverShown(t *testing.T) {
+	for _, file := range goldenFiles(t) {
+		f := readFixture(t, file)
+		never := f.lines(secNever)
+		if len(never) == 0 {
+			continue
+		}
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txtar"), func(t *testing.T) {
+			cfg, ds := config.Load(f.opts)
+			p, cds := compile.Compile(compile.Input{Config: cfg, Usecases: f.usecases()})
+			var out strings.Builder
+			for _, d := range append(ds, cds...) {
+				fmt.Fprintf(&out, "%s\n%s\n", d.Error(), d.Detail)
+			}
+			if p != nil {
+				b, err := json.Marshal(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out.Write(b)
+			}
+			for _, v := range never {
+				if strings.Contains(out.String(), v) {
+					t.Errorf("%s: %q is shown:\n%s", file, v, out.String())
+				}
 			}
 		})
 	}

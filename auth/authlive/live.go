@@ -181,6 +181,15 @@ type headerStrategy struct {
 // again after 401s.
 const reloadEvery = time.Second
 
+// Headers returns a strategy that sets h on every request, replacing any
+// header of the same name (h's keys must be canonical). When load is not
+// nil, a 401 has it read the headers again, as the static and bearer
+// strategies do; nil keeps h fixed. A server's headers: map is one, applied
+// outside the server's own strategy, so that the strategy's headers win.
+func Headers(h http.Header, load func(context.Context) (http.Header, error)) Strategy {
+	return newHeaderStrategy(h, load)
+}
+
 func newHeaderStrategy(h http.Header, load func(context.Context) (http.Header, error)) *headerStrategy {
 	s := &headerStrategy{load: load}
 	s.header.Store(&h)

@@ -160,7 +160,13 @@ func checkServer(env *grants.Env, d *config.Deployment, name string, s *ServerCo
 				"a stdio server has no connection to authenticate; %s is refused", key).
 				WithDetail("pass credentials to the child through env: with a secret reference"))
 		}
+		if len(s.Headers) > 0 {
+			ds = append(ds, diag.Errorf(diag.MCPConnectionConflict, config.Join(p, "headers"),
+				"a stdio server sends no HTTP requests; headers is refused").
+				WithDetail("pass values to the child through env:, credentials as secret references"))
+		}
 		ds = append(ds, grants.CheckEnv(s.Env, config.Join(p, "env"))...)
+		ds = append(ds, checkEnvLiterals(s.Env, config.Join(p, "env"))...)
 	default:
 		ds = append(ds, diag.Errorf(diag.MCPTransportInvalid, config.Join(p, "transport"),
 			"unknown transport: want http, sse or stdio"))
@@ -172,11 +178,13 @@ func checkServer(env *grants.Env, d *config.Deployment, name string, s *ServerCo
 				WithDetail("headers_ref is the static strategy's shorthand; keep one of the two"))
 		}
 		ds = append(ds, grants.CheckRef(s.HeadersRef, config.Join(p, "headers_ref"))...)
+		ds = append(ds, checkHeaders(s, p)...)
 		if s.Auth != nil {
 			_, _, ads := env.Auth.Check(s.Auth, config.Join(p, "auth"), "mcp")
 			ds = append(ds, ads...)
 		}
 	}
+	ds = append(ds, checkUserinfo(s, p)...)
 	if s.ProtocolVersion != "auto" && !slices.Contains(ProtocolVersions, s.ProtocolVersion) {
 		ds = append(ds, diag.Errorf(diag.ConfigValueInvalid, config.Join(p, "protocol_version"),
 			"unknown protocol version: want auto or one of %s", strings.Join(ProtocolVersions, ", ")))
@@ -226,6 +234,7 @@ func buildServer(env *grants.Env, name string, s *ServerConfig, prefix string) *
 		Untrusted:        s.TrustAnnotations != nil && !*s.TrustAnnotations,
 		Tools:            overrides(s.Tools),
 		Command:          s.Command,
+		Headers:          buildHeaders(s.Headers),
 		Args:             s.Args,
 		Env:              grants.EnvVars(s.Env),
 		Dir:              s.Dir,

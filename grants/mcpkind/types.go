@@ -19,6 +19,12 @@ type ServerConfig struct {
 	HeadersRef *config.Ref `koanf:"headers_ref"`
 	// Auth selects an authentication strategy and its settings.
 	Auth *config.Auth `koanf:"auth"`
+	// Headers are set on every request to an http or sse server: header
+	// name to a plain value or a secret reference. A credential's header
+	// (Authorization, Proxy-Authorization, Cookie, *-Key, *-Token,
+	// *-Secret) must be a reference. Beside headers_ref or auth, the
+	// strategy's headers win for one name.
+	Headers map[string]string `koanf:"headers"`
 	// TimeoutMS is the transport wait for one call. Default 20000.
 	TimeoutMS int `koanf:"timeout_ms"`
 	// Required overrides ai.remote_clients for this server when set.
@@ -72,12 +78,15 @@ type Server struct {
 	URL       string `json:"url,omitempty"`
 	// ToolPrefix is the server name as it prefixes qualified tool names
 	// (server__tool): the name with characters outside [A-Za-z0-9_-] made _.
-	ToolPrefix      string     `json:"tool_prefix"`
-	Auth            *plan.Auth `json:"auth,omitempty"`
-	TimeoutMS       int        `json:"timeout_ms"`
-	Required        bool       `json:"required"`
-	ProtocolVersion string     `json:"protocol_version"`
-	MaxResultBytes  int        `json:"max_result_bytes"`
+	ToolPrefix string     `json:"tool_prefix"`
+	Auth       *plan.Auth `json:"auth,omitempty"`
+	// Headers are set on every request, by canonical name; the strategy's
+	// headers win over them.
+	Headers         map[string]Header `json:"headers,omitempty"`
+	TimeoutMS       int               `json:"timeout_ms"`
+	Required        bool              `json:"required"`
+	ProtocolVersion string            `json:"protocol_version"`
+	MaxResultBytes  int               `json:"max_result_bytes"`
 	// MaxConcurrent bounds the calls in flight at once; 0 is no bound.
 	MaxConcurrent int `json:"max_concurrent,omitempty"`
 	// Connect is eager or lazy (see ServerConfig).

@@ -296,12 +296,57 @@ func (s *server) prepare(ctx context.Context) error {
 		s.env = childproc.Env(env.LookupEnv, declared)
 		return nil
 	}
+	headers, err := s.headersStrategy(ctx)
+	if err != nil {
+		return err
+	}
 	strat, err := authlive.Build(ctx, authlive.Env{Secrets: env.Secrets, Name: "server " + s.name, Purpose: "mcp", Plugins: env.Plan.AuthPlugins, Logger: s.log}, s.spec.Auth)
 	if err != nil {
 		return err
 	}
-	s.strat = strat
+	s.strat, s.headers = strat, headers
 	return nil
+}
+
+// headersStrategy resolves the server's headers: map and returns the
+// strategy that sets them on every request, or nil when it has none. A
+// reference that does not resolve is SECRET_UNRESOLVED or SECRET_EMPTY; one
+// whose value cannot be a header value (a line break) is
+// MCP_HEADERS_REF_INVALID, the value not shown. References are read again
+// on a 401, as headers_ref's are.
+func (s *server) headersStrategy(ctx context.Context) (authlive.Strategy, error) {
+	if len(s.spec.Headers) == 0 {
+		return nil, nil
+	}
+	load := func(ctx context.Context) (http.Header, error) {
+		h := make(http.Header, len(s.spec.Headers))
+		for _, name := range config.SortedKeys(s.spec.Headers) {
+			v := s.spec.Headers[name]
+			if v.Ref == nil {
+				h[name] = []string{v.Value}
+				continue
+			}
+			val, err := s.inst.env.Secrets.Resolve(ctx, *v.Ref)
+			if err != nil {
+				return nil, fmt.Errorf("server %s: headers %s: %w", s.name, name, err)
+			}
+			if strings.ContainsAny(val.Reveal(), "\r\n\x00") {
+				return nil, diag.New(diag.MCPHeadersRefInvalid, "server %s: headers %s: the value holds a line break or a NUL (value not shown)", s.name, name)
+			}
+			h[name] = []string{val.Reveal()}
+		}
+		return h, nil
+	}
+	h, err := load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range s.spec.Headers {
+		if v.Ref != nil {
+			return authlive.Headers(h, load), nil
+		}
+	}
+	return authlive.Headers(h, nil), nil
 }
 
 // verify lists the tools of every server that connected and could not be

@@ -38,9 +38,12 @@ type server struct {
 	log    *slog.Logger
 	client *mcp.Client
 	strat  authlive.Strategy
-	env    []string // resolved child environment (stdio)
-	httpT  *http.Transport
-	stderr *childproc.StderrLog
+	// headers sets the server's headers: map, outside strat, so that the
+	// strategy's headers win for one name; nil without headers.
+	headers authlive.Strategy
+	env     []string // resolved child environment (stdio)
+	httpT   *http.Transport
+	stderr  *childproc.StderrLog
 
 	peerAttrs []attribute.KeyValue // of every span of its requests
 
@@ -125,6 +128,9 @@ func (s *server) release() {
 	if s.strat != nil {
 		_ = s.strat.Close()
 	}
+	if s.headers != nil {
+		_ = s.headers.Close()
+	}
 	if s.httpT != nil {
 		s.httpT.CloseIdleConnections()
 	}
@@ -169,11 +175,11 @@ func (s *server) transport() (mcp.Transport, *attempt) {
 }
 
 // httpClient is the HTTP client of one connection attempt: the server's
-// transport, its strategy's credentials, a watch on the statuses it
-// answers, and, outermost, the bound of what go-sdk reads of each answer
-// (bodylimit: go-sdk's clients read a body whole; the bound hands them one
-// that holds no message over limit, and refuses the call such a message
-// answers).
+// transport, its strategy's credentials, its headers: map (outside the
+// strategy), a watch on the statuses it answers, and, outermost, the bound
+// of what go-sdk reads of each answer (bodylimit: go-sdk's clients read a
+// body whole; the bound hands them one that holds no message over limit,
+// and refuses the call such a message answers).
 func (s *server) httpClient(at *attempt, limit int) *http.Client {
 	var rt http.RoundTripper = s.httpT
 	if s.inst.env.HTTPTransport != nil {
@@ -181,6 +187,9 @@ func (s *server) httpClient(at *attempt, limit int) *http.Client {
 	}
 	if s.strat != nil {
 		rt = s.strat.Wrap(rt)
+	}
+	if s.headers != nil { // outside: the strategy sets its headers last, and so wins
+		rt = s.headers.Wrap(rt)
 	}
 	rt = tracingTransport{next: rt}
 	at.status = &statusWatch{next: rt}
