@@ -397,13 +397,9 @@ func (e *env) health(args []string) int {
 		writeJSON(e.stdout, rep)
 	} else {
 		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "DEPENDENCY\tKIND\tSTATE\tREQUIRED\tTOOLS\tCODE")
+		fmt.Fprintln(tw, "DEPENDENCY\tKIND\tSTATE\tREQUIRED\tTOOLS\tCODE\tREASON")
 		for _, d := range rep.Dependencies {
-			code := string(d.Code)
-			if code == "" {
-				code = "-"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%d\t%s\n", d.Name, d.Kind, d.State, d.Required, d.Tools, code)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%d\t%s\t%s\n", d.Name, d.Kind, d.State, d.Required, d.Tools, orDash(string(d.Code)), orDash(d.Reason))
 		}
 		_ = tw.Flush()
 		if rep.Ready {
@@ -416,4 +412,12 @@ func (e *env) health(args []string) int {
 		return ExitFail
 	}
 	return ExitOK
+}
+
+// orDash is s, or "-" for a column left empty.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

@@ -184,10 +184,15 @@ type Dependency struct {
 	Kind  string `json:"kind"` // mcp, sql, a2a, …
 	State State  `json:"state"`
 	// Since is when it entered State; nil when its kind does not say.
-	Since    *time.Time `json:"since,omitempty"`
-	Code     diag.Code  `json:"code,omitempty"` // why it is not ready
-	Required bool       `json:"required"`
-	Tools    int        `json:"tools"`
+	Since *time.Time `json:"since,omitempty"`
+	Code  diag.Code  `json:"code,omitempty"` // why it is not ready
+	// Reason says in a line why it is not ready — "command
+	// /opt/bin/server not found", "connection refused by db:5432" — as
+	// [Reason] makes it from the coded error; empty when it is ready, or
+	// its kind does not say.
+	Reason   string `json:"reason,omitempty"`
+	Required bool   `json:"required"`
+	Tools    int    `json:"tools"`
 	// ListedAt is when its tools were last listed successfully.
 	ListedAt *time.Time `json:"last_ok_list_at,omitempty"`
 	// Agents are the agents granting it; empty for a server only

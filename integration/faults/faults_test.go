@@ -231,7 +231,7 @@ var faults = func() []*fault {
 		},
 		{
 			id: "crash-while-listing", what: "The server's process exits when asked for its tools at start-up",
-			on: mcpTransports, req: listReq, opt: outcome{code: diag.ToolUnavailable},
+			on: mcpTransports, req: listReq, opt: outcome{code: diag.MCPServerUnreachable},
 			dep:       func(c *cell) map[string]any { return c.mcp(&testmcp.Options{CrashOnList: true}) },
 			cellsOnly: "its server over HTTP is gone after the first listing, which the surfaces' processes would share",
 			does:      "Required, start-up fails naming it (it used to start with the server down); optional, it is down as a server whose connection was lost, and its supervisor starts it again.",
@@ -360,8 +360,8 @@ var faults = func() []*fault {
 			by: map[string][2]outcome{
 				// go-sdk's client cannot decode the answer and drops the
 				// connection: down as a server whose connection is lost.
-				"http": {{fails: true, code: diag.MCPListFailed}, {code: diag.ToolUnavailable}},
-				"sse":  {{fails: true, code: diag.MCPListFailed}, {code: diag.ToolUnavailable}},
+				"http": {{fails: true, code: diag.MCPListFailed}, {code: diag.MCPServerUnreachable}},
+				"sse":  {{fails: true, code: diag.MCPListFailed}, {code: diag.MCPServerUnreachable}},
 			},
 			does: "Nothing is decoded past 1,000 levels, so the stack is never at risk. Over stdio heddle's reader refuses that answer and the session survives; over HTTP the client library cannot decode it and drops the connection, which the supervisor opens again.",
 		},

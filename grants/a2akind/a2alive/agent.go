@@ -38,6 +38,7 @@ type agent struct {
 	tool    *mcp.Tool
 	gen     uint64
 	code    diag.Code // why it is down
+	reason  string    // runtime.Reason of why it is down
 	state   runtime.State
 	since   time.Time // when state last changed
 	fetched time.Time
@@ -86,12 +87,13 @@ func (a *agent) connect(ctx context.Context) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if err != nil {
+		coded := diag.Wrap(diag.A2AAgentUnreachable, err, "remote agent %s: %s", a.name, safeReason(err, a.origin.Host))
 		a.setState(runtime.StateDown)
-		a.code = diag.A2AAgentUnreachable
-		return diag.Wrap(diag.A2AAgentUnreachable, err, "remote agent %s: %s", a.name, safeReason(err, a.origin.Host))
+		a.code, a.reason = diag.A2AAgentUnreachable, runtime.Reason(coded, a.name)
+		return coded
 	}
 	a.setState(runtime.StateReady)
-	a.ep, a.code, a.fetched = ep, "", time.Now()
+	a.ep, a.code, a.reason, a.fetched = ep, "", "", time.Now()
 	a.tool = a.describe(c)
 	a.gen++
 	return nil
@@ -121,7 +123,7 @@ func (a *agent) markDown() {
 		return
 	}
 	a.setState(runtime.StateDown)
-	a.ep, a.code = nil, diag.A2AAgentUnreachable
+	a.ep, a.code, a.reason = nil, diag.A2AAgentUnreachable, "a call could not reach it; fetching its card again"
 	a.gen++
 	a.mu.Unlock()
 	a.inst.log.Warn("remote agent unavailable", "agent", a.name, "code", diag.A2AAgentUnreachable)
@@ -175,7 +177,7 @@ func (a *agent) status() runtime.Dependency {
 	d := runtime.Dependency{Name: a.name, Kind: KindName, State: a.state, Since: &since, Required: a.spec.Required, Tools: 1,
 		Agents: slices.Clone(a.spec.GrantedTo)}
 	if a.state != runtime.StateReady {
-		d.Code = a.code
+		d.Code, d.Reason = a.code, a.reason
 	}
 	if !a.fetched.IsZero() {
 		t := a.fetched.UTC().Truncate(time.Millisecond)

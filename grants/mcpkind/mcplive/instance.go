@@ -281,6 +281,7 @@ func (s *server) prepare(ctx context.Context) error {
 	env := s.inst.env
 	if s.spec.Transport == mcpkind.TransportStdio {
 		declared := map[string]string{}
+		var hide []string
 		for _, k := range config.SortedKeys(s.spec.Env) {
 			v := s.spec.Env[k]
 			if v.Ref == nil {
@@ -292,8 +293,12 @@ func (s *server) prepare(ctx context.Context) error {
 				return fmt.Errorf("server %s: env %s: %w", s.name, k, err)
 			}
 			declared[k] = val.Reveal()
+			hide = append(hide, val.Reveal())
 		}
 		s.env = childproc.Env(env.LookupEnv, declared)
+		s.mu.Lock()
+		s.hide = hide
+		s.mu.Unlock()
 		return nil
 	}
 	headers, err := s.headersStrategy(ctx)
@@ -598,7 +603,7 @@ func (i *instance) Status() []runtime.Dependency {
 		since := st.since.UTC().Truncate(time.Millisecond)
 		d := runtime.Dependency{Name: name, Kind: "mcp", State: st.state, Since: &since, Required: spec.Required, Tools: st.tools, Agents: slices.Clone(spec.GrantedTo)}
 		if st.state != runtime.StateReady && st.state != runtime.StateIdle {
-			d.Code = st.code
+			d.Code, d.Reason = st.code, st.reason
 			if d.Code == "" {
 				d.Code = diag.MCPServerUnreachable
 			}

@@ -67,6 +67,7 @@ type server struct {
 	code       diag.Code     // why the server is not ready
 	downErr    error         // the coded error of why it is not ready
 	reason     error         // the transport's reason (debug only)
+	hide       []string      // the secret values of env, kept out of health's reason
 	attempt    chan struct{} // non-nil while a connection attempt runs
 	opening    bool          // start-up runs, and will report the outcome
 	recovering bool          // the supervisor's attempt runs
@@ -355,9 +356,9 @@ func (s *server) broken(sess *mcp.ClientSession, err error) {
 	}
 	cmd := s.cmd
 	s.sess, s.cmd, s.statuses = nil, nil, nil
-	s.setDown(diag.Wrap(diag.ToolUnavailable, err, "server %s lost its connection; reconnecting", s.name), err)
+	s.setDown(diag.Wrap(diag.MCPServerUnreachable, err, "server %s lost its connection; reconnecting", s.name), err)
 	s.mu.Unlock()
-	s.log.Warn("server connection lost", "server", s.name, "code", diag.ToolUnavailable)
+	s.log.Warn("server connection lost", "server", s.name, "code", diag.MCPServerUnreachable)
 	s.log.Debug("server connection lost", "server", s.name, "reason", errString(err))
 	go closeSession(sess, cmd)
 	s.wake()
@@ -782,6 +783,7 @@ func errString(err error) string {
 type serverStatus struct {
 	state    runtime.State
 	code     diag.Code
+	reason   string // runtime.Reason of downErr
 	tools    int
 	listedAt time.Time
 	since    time.Time
@@ -791,5 +793,6 @@ type serverStatus struct {
 func (s *server) status() serverStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return serverStatus{state: s.state, code: s.code, tools: len(s.tools), listedAt: s.listedAt, since: s.since}
+	return serverStatus{state: s.state, code: s.code, reason: runtime.Reason(s.downErr, s.name, s.hide...),
+		tools: len(s.tools), listedAt: s.listedAt, since: s.since}
 }

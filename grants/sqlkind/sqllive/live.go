@@ -265,6 +265,7 @@ type database struct {
 	state   runtime.State
 	since   time.Time // when state last changed
 	code    diag.Code
+	reason  string // runtime.Reason of why it is not ready
 	readyAt time.Time
 	tools   int                 // tools offered across agents, for Status
 	sup     *runtime.Supervisor // PostgreSQL only: brings a lost pool back
@@ -282,7 +283,7 @@ func (d *database) open(ctx context.Context, res secrets.Resolver) (*runtime.Fai
 	case "sqlite":
 		eng, err = openSQLite(ctx, d.spec, true)
 		if err != nil && diag.CodeOf(err) == diag.SQLSourceUnreachable {
-			d.setDown(diag.SQLSourceUnreachable)
+			d.setDown(err)
 			return &runtime.Failure{Server: d.name, Err: err, Fatal: true}, nil
 		}
 	case "postgres":
@@ -298,7 +299,7 @@ func (d *database) open(ctx context.Context, res secrets.Resolver) (*runtime.Fai
 		}
 		eng, err = openPostgres(ctx, d.spec, d.pgcfg, true)
 		if err != nil && diag.CodeOf(err) == diag.SQLSourceUnreachable {
-			d.setDown(diag.SQLSourceUnreachable)
+			d.setDown(err)
 			return &runtime.Failure{Server: d.name, Err: err, Fatal: d.required}, nil
 		}
 	default:
@@ -331,15 +332,22 @@ func (d *database) setReady(ctx context.Context, eng engine) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.moveTo(runtime.StateReady)
-	d.eng, d.stmts, d.code, d.readyAt = eng, stmts, "", time.Now()
+	d.eng, d.stmts, d.code, d.reason, d.readyAt = eng, stmts, "", "", time.Now()
 	return nil
 }
 
-func (d *database) setDown(code diag.Code) {
+// setDown records a source that is not ready, and err, the coded error of
+// why. It is called by what owns pgcfg: Open, or the supervisor.
+func (d *database) setDown(err error) {
+	var hide []string
+	if d.pgcfg != nil {
+		hide = append(hide, d.pgcfg.Password)
+	}
+	reason := runtime.Reason(err, d.name, hide...)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.moveTo(runtime.StateDown)
-	d.code = code
+	d.code, d.reason = diag.CodeOf(err), reason
 }
 
 // moveTo sets the source's state; since moves only when it changes. d.mu
@@ -368,7 +376,7 @@ func (d *database) status() runtime.Dependency {
 	dep := runtime.Dependency{Name: d.name, Kind: KindName, State: d.state, Since: &since, Required: d.required,
 		Tools: d.tools, Agents: slices.Clone(d.spec.GrantedTo)}
 	if d.state != runtime.StateReady {
-		dep.Code = d.code
+		dep.Code, dep.Reason = d.code, d.reason
 		if dep.Code == "" {
 			dep.Code = diag.SQLSourceUnreachable
 		}
@@ -401,7 +409,7 @@ func (d *database) lost(eng engine) {
 		return
 	}
 	d.moveTo(runtime.StateDown)
-	d.code = diag.ToolUnavailable
+	d.code, d.reason = diag.ToolUnavailable, "lost its connection; reconnecting"
 	d.mu.Unlock()
 	d.inst.log.Warn("sql source lost its connection; reconnecting", "source", d.name, "code", diag.ToolUnavailable)
 	d.superviseSoon()
@@ -440,7 +448,7 @@ func (d *database) reconnect(ctx context.Context) error {
 	if err != nil {
 		if diag.CodeOf(err) == diag.SQLNotReadonly {
 			d.inst.log.Error("sql source reconnected with a role that could write; it stays down", "source", d.name, "code", diag.SQLNotReadonly, "reason", err.Error())
-			d.setDown(diag.SQLNotReadonly)
+			d.setDown(err)
 			return nil
 		}
 		d.inst.log.Debug("sql source reconnect failed", "source", d.name, "reason", diag.Reason(err))
