@@ -33,10 +33,11 @@ const maxStderrLine = 200
 
 // attempt is what one connection attempt keeps to explain its failure.
 type attempt struct {
-	cmd    *exec.Cmd      // stdio: the child
-	stdio  *keepConn      // stdio: the transport, and the connection it made
-	mark   childproc.Mark // stdio: where the child's stderr begins
-	status *statusWatch   // http, sse: the error statuses the server answered
+	started time.Time      // when the attempt began
+	cmd     *exec.Cmd      // stdio: the child
+	stdio   *keepConn      // stdio: the transport, and the connection it made
+	mark    childproc.Mark // stdio: where the child's stderr begins
+	status  *statusWatch   // http, sse: the error statuses the server answered
 }
 
 // reaped closes the attempt's stdio connection, again when the SDK already
@@ -209,7 +210,7 @@ func (s *server) whyNot(ctx context.Context, err error, at *attempt) string {
 		return s.whyNotStdio(ctx, timedOut, err, at)
 	}
 	if timedOut {
-		return handshakeTimeout(ctx)
+		return s.handshakeTimeout(at)
 	}
 	if reason, _ := netReason(err, s.host()); reason != "" {
 		return reason
@@ -245,7 +246,7 @@ func (s *server) whyNotStdio(ctx context.Context, timedOut bool, err error, at *
 	var why string
 	switch {
 	case timedOut:
-		why = fmt.Sprintf("command %s %s", command, handshakeTimeout(ctx))
+		why = fmt.Sprintf("command %s %s", command, s.handshakeTimeout(at))
 	case reaped && endedFirst(ioErr):
 		why = fmt.Sprintf("command %s %s before the MCP handshake", command, childproc.ExitReason(at.cmd))
 	case ioErr != nil && !endedFirst(ioErr):
@@ -291,11 +292,12 @@ const (
 	codeRejected      = -32005
 )
 
-func handshakeTimeout(ctx context.Context) string {
-	if d, ok := ctx.Deadline(); ok {
-		return fmt.Sprintf("did not complete its handshake in time (deadline %s)", d.Format(time.RFC3339Nano))
-	}
-	return "did not complete its handshake in time"
+// handshakeTimeout says how long the attempt waited for the handshake,
+// and the setting that bounds it: start-up's attempts end a margin before
+// ai.startup_timeout_ms, the supervisor's at it.
+func (s *server) handshakeTimeout(at *attempt) string {
+	waited := time.Since(at.started).Round(100 * time.Millisecond)
+	return fmt.Sprintf("did not complete its handshake within %s (ai.startup_timeout_ms is %d ms)", waited, s.inst.env.Budget.Milliseconds())
 }
 
 // host is the host (and port) of the server's URL, the only part of it a

@@ -148,7 +148,7 @@ func closeSession(sess *mcp.ClientSession, cmd *exec.Cmd) {
 // transport builds the MCP transport for one connection attempt, and what
 // the attempt keeps to explain a failure.
 func (s *server) transport() (mcp.Transport, *attempt) {
-	at := &attempt{}
+	at := &attempt{started: time.Now()}
 	if s.inst.env.Dial != nil {
 		return s.inst.env.Dial(s.name), at
 	}
