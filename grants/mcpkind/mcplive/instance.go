@@ -191,7 +191,17 @@ func (s *server) open(ctx context.Context) *runtime.Failure {
 	if s.lazy {
 		return s.openIdle()
 	}
-	if err := s.connect(ctx); err != nil {
+	// A handshake still running after slowStartup is said, so that a
+	// start-up waiting in silence names what it waits for.
+	slow := time.AfterFunc(slowStartup, func() {
+		if ctx.Err() == nil {
+			s.log.Warn("start-up is waiting for the server's handshake", "server", s.name, "waited", slowStartup.String(),
+				"startup_timeout_ms", s.inst.env.Budget.Milliseconds())
+		}
+	})
+	err := s.connect(ctx)
+	slow.Stop()
+	if err != nil {
 		return &runtime.Failure{Server: s.name, Kind: "mcp", Err: err, Fatal: s.spec.Required}
 	}
 	if _, _, err := s.refresh(ctx, true); err != nil && !s.connected() {
@@ -202,6 +212,10 @@ func (s *server) open(ctx context.Context) *runtime.Failure {
 	}
 	return nil
 }
+
+// slowStartup is how long a server's start-up handshake runs before it is
+// logged, at WARN, that start-up waits for it.
+const slowStartup = 2 * time.Second
 
 // opened ends start-up for a server: what finds it down from now on wakes
 // its supervisor, and a server that is not ready already has it woken.
