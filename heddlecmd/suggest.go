@@ -1,74 +1,20 @@
 package heddlecmd
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/internal/suggest"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// distance is the Levenshtein edit distance between a and b, by bytes:
-// the names it compares (commands, flags, agents, tools) are ASCII.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			sub := prev[j-1]
-			if a[i-1] != b[j-1] {
-				sub++
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, sub)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
-
-// closest returns up to n of candidates, nearest to got first (ties in
-// the candidates' order). Nearest is by edit distance, except that got as a
-// prefix of a candidate is an abbreviation, as near as one typo ("--log"
-// for --log-level). With near, it keeps only plausible misspellings: within
-// a third of got's length (at least two edits), an abbreviation, or a
-// candidate that got begins with ("warning" for warn). Without near, it
-// keeps the n nearest whatever their distance.
+// closest returns up to n of candidates, nearest to got first: the rule
+// of package suggest, which the configuration's diagnostics share.
 func closest(got string, candidates []string, n int, near bool) []string {
-	type scored struct {
-		name string
-		d    int
-	}
-	g := strings.ToLower(got)
-	var ss []scored
-	for _, c := range candidates {
-		lc := strings.ToLower(c)
-		d := distance(g, lc)
-		abbrev := len(g) >= 2 && strings.HasPrefix(lc, g)
-		if abbrev {
-			d = min(d, 1)
-		}
-		if near && !abbrev && d > max(2, len(g)/3) && !(len(lc) >= 2 && strings.HasPrefix(g, lc)) {
-			continue
-		}
-		ss = append(ss, scored{c, d})
-	}
-	slices.SortStableFunc(ss, func(a, b scored) int { return cmp.Compare(a.d, b.d) })
-	var out []string
-	for _, s := range ss {
-		if len(out) == n {
-			break
-		}
-		out = append(out, s.name)
-	}
-	return out
+	return suggest.Closest(got, candidates, n, near)
 }
 
 // unknownError is a usage error for a name that is not one of the valid
