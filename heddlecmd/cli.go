@@ -118,6 +118,8 @@ func (e *env) dispatch(name string, args []string) int {
 		return e.mcpServe(args)
 	case "lock":
 		return e.lock(args)
+	case "import":
+		return e.importCmd(args)
 	case "help":
 		return e.help(args)
 	case "completion":

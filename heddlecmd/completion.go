@@ -162,6 +162,8 @@ func (e *env) candidates(words []string, cur string) []string {
 		names = e.agentNames()
 	case cmd == "call" && len(pos) == 1:
 		names = e.toolNames(pos[0])
+	case cmd == "import" && len(pos) == 0:
+		return []string{":files"}
 	}
 	return withPrefix(names, cur)
 }

@@ -68,7 +68,7 @@ func TestBashCompletion(t *testing.T) {
 		has   []string // at least these
 	}{
 		{name: "commands", words: []string{""},
-			want: []string{"check", "plan", "tools", "call", "health", "serve", "mcp", "lock", "version", "help", "completion"}},
+			want: []string{"check", "plan", "tools", "call", "health", "serve", "mcp", "lock", "import", "version", "help", "completion"}},
 		{name: "command prefix", words: []string{"c"}, want: []string{"check", "call", "completion"}},
 		{name: "agents", words: []string{"tools", ""}, want: []string{"alpha", "beta"}},
 		{name: "agents of --agents", words: []string{"call", "--agents", "other", ""}, want: []string{"gamma"}},
@@ -85,6 +85,7 @@ func TestBashCompletion(t *testing.T) {
 		{name: "environments", words: []string{"--env", ""}, want: []string{"staging"}},
 		{name: "shells", words: []string{"completion", ""}, want: []string{"bash", "zsh", "fish"}},
 		{name: "help topics", words: []string{"help", "v"}, want: []string{"version"}},
+		{name: "files to import", words: []string{"import", ""}, has: []string{"agents", "config", "heddle.bash"}},
 		{name: "directories", words: []string{"--agents", ""}, has: []string{"agents", "config", "other"}},
 		{name: "nothing after an unknown command", words: []string{"frobnicate", ""}, want: nil},
 	}
