@@ -88,6 +88,16 @@ func (o Options) readFile(name string) ([]byte, error) {
 	return fs.ReadFile(o.FS, path.Clean(filepath.ToSlash(name)))
 }
 
+// exists reports whether the file name is there.
+func (o Options) exists(name string) bool {
+	if o.FS == nil {
+		_, err := os.Stat(name)
+		return err == nil
+	}
+	_, err := fs.Stat(o.FS, path.Clean(filepath.ToSlash(name)))
+	return err == nil
+}
+
 func (o Options) readDir(name string) ([]fs.DirEntry, error) {
 	if o.FS == nil {
 		return os.ReadDir(name)
@@ -227,6 +237,12 @@ func LoadArtifacts(opts Options) ([]*Artifact, diag.Diagnostics) {
 		file := filepath.Join(dir, e.Name(), "agent.yaml")
 		data, err := opts.readFile(file)
 		if errors.Is(err, fs.ErrNotExist) {
+			// agent.yml is a spelling heddle does not read: said, rather
+			// than an agent that silently does not exist.
+			if yml := filepath.Join(dir, e.Name(), "agent.yml"); opts.exists(yml) {
+				ds = append(ds, diag.Errorf(diag.ConfigParse, "", "agent %s's file is named agent.yml; heddle reads agent.yaml", e.Name()).
+					WithDetail("rename it: mv %s %s", yml, file).At(&diag.Range{File: yml}))
+			}
 			continue
 		}
 		if err != nil {

@@ -20,7 +20,7 @@ type Entry struct {
 
 var catalog = []Entry{
 	{Code: ConfigParse, Phase: PhaseCompile,
-		Meaning: "A configuration file could not be read or is not valid YAML, or its top level is not a mapping, or a key is empty, null, a list or a mapping, or written twice in one mapping, or a merge key (<<) is given something other than mappings. The message keeps the line (and the column where it is known) but drops any quoted text, which could be a value.",
+		Meaning: "A configuration file could not be read or is not valid YAML, or its top level is not a mapping, or a key is empty, null, a list or a mapping, or written twice in one mapping, or a merge key (<<) is given something other than mappings, or an agent's file is named agent.yml (heddle reads agent.yaml). The message keeps the line (and the column where it is known) but drops any quoted text, which could be a value.",
 		Fix:     "Fix the YAML at the line given; check indentation and quoting, and give every key a name of its own. For --env NAME, config/api.NAME.yaml must exist."},
 	{Code: ConfigKeyUnknown, Phase: PhaseCompile,
 		Meaning: "A key that heddle does not know, anywhere in api.yaml, an overlay, a HEDDLE_ variable or agent.yaml — including a setting an auth strategy or grant kind does not accept. Decoding is strict: a misspelt key is never silently ignored.",
