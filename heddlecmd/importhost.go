@@ -1,7 +1,6 @@
 package heddlecmd
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants/mcpkind"
 	"github.com/heddlehq/heddle/toolname"
+	"github.com/tailscale/hujson"
 )
 
 // maxImportBytes bounds the MCP host file heddle import reads: hosts'
@@ -502,57 +502,13 @@ func jsonProblem(err error) string {
 	return "it does not parse"
 }
 
-// stripJSONC removes comments (// and /* */) and then trailing commas
-// outside strings, as VS Code's mcp.json may have them; JSON is unchanged.
+// stripJSONC is data as standard JSON: VS Code's mcp.json may hold
+// comments and trailing commas (JWCC), which hujson removes. Data it cannot
+// read is returned as it is, for the JSON decoder to refuse.
 func stripJSONC(data []byte) []byte {
-	return jsoncPass(jsoncPass(data, true), false)
-}
-
-// jsoncPass removes comments (comments true) or trailing commas outside
-// strings.
-func jsoncPass(data []byte, comments bool) []byte {
-	out := make([]byte, 0, len(data))
-	inString, escaped := false, false
-	for i := 0; i < len(data); i++ {
-		b := data[i]
-		switch {
-		case inString:
-			out = append(out, b)
-			switch {
-			case escaped:
-				escaped = false
-			case b == '\\':
-				escaped = true
-			case b == '"':
-				inString = false
-			}
-		case b == '"':
-			inString = true
-			out = append(out, b)
-		case comments && b == '/' && i+1 < len(data) && data[i+1] == '/':
-			for i < len(data) && data[i] != '\n' {
-				i++
-			}
-			i-- // keep the line break
-		case comments && b == '/' && i+1 < len(data) && data[i+1] == '*':
-			end := bytes.Index(data[i+2:], []byte("*/"))
-			if end < 0 {
-				return append(out, data[i:]...) // unterminated: let JSON say so
-			}
-			out = append(out, ' ')
-			i += end + 3
-		case !comments && b == ',':
-			j := i + 1
-			for j < len(data) && (data[j] == ' ' || data[j] == '\t' || data[j] == '\n' || data[j] == '\r') {
-				j++
-			}
-			if j < len(data) && (data[j] == '}' || data[j] == ']') {
-				continue // a trailing comma
-			}
-			out = append(out, b)
-		default:
-			out = append(out, b)
-		}
+	std, err := hujson.Standardize(slices.Clone(data))
+	if err != nil {
+		return data
 	}
-	return out
+	return std
 }
