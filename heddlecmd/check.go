@@ -80,11 +80,11 @@ func (e *env) check(args []string) int {
 	if _, err := e.parseCommand("check", args, 0, 0, nil); err != nil {
 		return e.usageError(err)
 	}
-	p, ds := e.compile()
+	p, ds, cfg := e.compileConfig()
 	if p != nil {
 		// With a lock, the filters are checked against what it pins, as
 		// start-up would check them against what the servers offer.
-		if lds := e.lockFilters(); len(lds) > 0 {
+		if lds := lockFilters(cfg.Artifacts); len(lds) > 0 {
 			ds = append(ds, lds...)
 			ds.Sort()
 			if lds.HasErrors() {

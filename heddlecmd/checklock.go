@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -19,7 +20,7 @@ import (
 // them is MCP_FILTER_UNMATCHED at its line of the agent's file, naming the
 // server's tools — what start-up would find. A server the lock does not
 // pin is not checked; nor is anything when there is no lock.
-func (e *env) lockFilters() diag.Diagnostics {
+func lockFilters(arts []*config.Artifact) diag.Diagnostics {
 	lock, err := runtime.ReadLock(DefaultLockFile)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -27,9 +28,8 @@ func (e *env) lockFilters() diag.Diagnostics {
 	case err != nil:
 		return diag.Diagnostics{diag.Errorf(diag.LockInvalid, "", "%s", lockError(DefaultLockFile, err, false))}
 	}
-	cfg, _ := config.Load(e.options())
 	var ds diag.Diagnostics
-	for _, art := range cfg.Artifacts {
+	for _, art := range arts {
 		var ads diag.Diagnostics
 		for i, c := range art.Capabilities {
 			server, _ := c.Settings["server"].(string)
@@ -37,13 +37,7 @@ func (e *env) lockFilters() diag.Diagnostics {
 			if c.Kind != "mcp" || !ok {
 				continue
 			}
-			tools := slices.Sorted(func(yield func(string) bool) {
-				for name := range pins.Tools {
-					if !yield(name) {
-						return
-					}
-				}
-			})
+			tools := slices.Sorted(maps.Keys(pins.Tools))
 			for _, key := range []string{"include", "exclude"} {
 				pats, _ := c.Settings[key].([]any)
 				for j, p := range pats {

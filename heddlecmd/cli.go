@@ -285,6 +285,12 @@ func (e *env) options() config.Options {
 // the plan holds the named agents alone. check, plan and serve name none:
 // the whole configuration compiles, or nothing does.
 func (e *env) compile(agents ...string) (*plan.Plan, diag.Diagnostics) {
+	p, ds, _ := e.compileConfig(agents...)
+	return p, ds
+}
+
+// compileConfig is compile that also returns the configuration it loaded.
+func (e *env) compileConfig(agents ...string) (*plan.Plan, diag.Diagnostics, *config.Config) {
 	opts := e.options()
 	cfg, lds := config.Load(opts)
 	in := compile.Input{Config: cfg, Kinds: e.kinds, Usecases: usecaseKeys()}
@@ -295,9 +301,9 @@ func (e *env) compile(agents ...string) (*plan.Plan, diag.Diagnostics) {
 	}
 	ds.Sort()
 	if ds.HasErrors() {
-		return nil, ds
+		return nil, ds, cfg
 	}
-	return p, ds
+	return p, ds, cfg
 }
 
 // compileAgents compiles in with the named agents alone, given what

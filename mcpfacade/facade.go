@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -65,6 +66,9 @@ type session struct {
 	// on srv, by name.
 	syncMu  sync.Mutex
 	offered map[string][32]byte
+	// names are offered's names as the last sync left them, read by every
+	// tools/call without waiting for a sync in progress.
+	names atomic.Pointer[map[string]bool]
 
 	// started is set once the host is initialized: follow then runs until
 	// the session ends, and done closes after it.
@@ -130,10 +134,8 @@ func (s *session) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 
 // isOffered reports whether the host was offered a tool of that name.
 func (s *session) isOffered(name string) bool {
-	s.syncMu.Lock()
-	defer s.syncMu.Unlock()
-	_, ok := s.offered[name]
-	return ok
+	names := s.names.Load()
+	return names != nil && (*names)[name]
 }
 
 // start runs, once the host is initialized, what lasts as long as the
@@ -228,6 +230,11 @@ func (s *session) sync(ctx context.Context) error {
 		}
 		s.offered[name] = h
 	}
+	names := make(map[string]bool, len(s.offered))
+	for name := range s.offered {
+		names[name] = true
+	}
+	s.names.Store(&names)
 	return nil
 }
 

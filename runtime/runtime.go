@@ -208,10 +208,7 @@ func (rt *Runtime) open(ctx context.Context, deadline time.Time, budget time.Dur
 		bctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), budget)
 		defer cancel()
 	}
-	if err := rt.buildToolsets(bctx); err != nil {
-		return startupTimeout(err)
-	}
-	return nil
+	return rt.buildToolsets(bctx) // Open codes a deadline's error
 }
 
 // startupTimeout codes an error that is only the start-up context's

@@ -68,6 +68,7 @@ type server struct {
 	downErr    error         // the coded error of why it is not ready
 	reason     error         // the transport's reason (debug only)
 	hide       []string      // the secret values of env, kept out of health's reason
+	shown      string        // runtime.Reason of downErr: health's reason
 	attempt    chan struct{} // non-nil while a connection attempt runs
 	opening    bool          // start-up runs, and will report the outcome
 	recovering bool          // the supervisor's attempt runs
@@ -312,7 +313,7 @@ func (s *server) setState(st runtime.State) {
 // listed. s.mu is held.
 func (s *server) setReady() {
 	s.setState(runtime.StateReady)
-	s.code, s.downErr, s.reason = "", nil, nil
+	s.code, s.downErr, s.reason, s.shown = "", nil, nil, ""
 }
 
 // setDown records a server that is not ready: err is the coded error that
@@ -320,6 +321,7 @@ func (s *server) setReady() {
 func (s *server) setDown(err, reason error) {
 	s.setState(runtime.StateDown)
 	s.code, s.downErr, s.reason = diag.CodeOf(err), err, reason
+	s.shown = runtime.Reason(err, s.name, s.hide...) // once here, not at every probe
 }
 
 // wake asks the supervisor for an attempt now, unless start-up or the
@@ -793,6 +795,6 @@ type serverStatus struct {
 func (s *server) status() serverStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return serverStatus{state: s.state, code: s.code, reason: runtime.Reason(s.downErr, s.name, s.hide...),
+	return serverStatus{state: s.state, code: s.code, reason: s.shown,
 		tools: len(s.tools), listedAt: s.listedAt, since: s.since}
 }
