@@ -165,6 +165,7 @@ var faults = func() []*fault {
 			dep: func(c *cell) map[string]any {
 				return c.mcp(&testmcp.Options{CrashAfter: 1, Destructive: []string{"add"}})
 			},
+			cellsOnly: "its server over HTTP exits at the second call, and the surfaces' processes, which run side by side, would share it",
 			then: func(c *cell) {
 				c.ok("x.add", map[string]any{"a": 1, "b": 2})
 				c.want("x.add", c.args(), diag.ToolUnavailable) // not sent again: it may have run
