@@ -27,9 +27,14 @@ demo: build
 
 # Every test, with the race detector. Tests that need software from npm or a
 # PostgreSQL server skip with a reason when it is absent, unless CI=true.
-# `make test-deps` installs the npm part (integration/README.md).
+# `make test-deps` installs the npm part (integration/README.md). gotestsum
+# runs go test and ends with a summary: every test that was skipped, with its
+# reason, then every failure with its output.
+GOTESTSUM_VERSION := v1.13.0
+GOTESTSUM         := $(GO) run gotest.tools/gotestsum@$(GOTESTSUM_VERSION) --format pkgname --format-hide-empty-pkg --
+
 test:
-	$(GO) test -race -count=1 $(PKGS)
+	$(GOTESTSUM) -race -count=1 $(PKGS)
 
 # Installs what the integration tests run against; quick when up to date.
 test-deps:
@@ -37,7 +42,7 @@ test-deps:
 
 # The tests against real third-party servers only, their software installed.
 test-integration: test-deps
-	$(GO) test -race -count=1 ./integration/
+	$(GOTESTSUM) -race -count=1 ./integration/
 
 test-short:
 	$(GO) test -short $(PKGS)
