@@ -529,6 +529,9 @@ func (s *server) unavailable() error {
 	if s.code == diag.MCPListFailed {
 		return diag.Wrap(diag.ToolUnavailable, s.downErr, "server %s cannot list its tools; trying again", s.name)
 	}
+	if s.shown != "" {
+		return diag.Wrap(diag.ToolUnavailable, s.downErr, "server %s is unavailable (%s); reconnecting", s.name, s.shown)
+	}
 	return diag.Wrap(diag.ToolUnavailable, s.downErr, "server %s is unavailable; reconnecting", s.name)
 }
 
@@ -598,16 +601,15 @@ func (s *server) refresh(ctx context.Context, force bool) ([]*mcp.Tool, uint64, 
 			return tools, gen, nil
 		}
 		if !force && s.state != runtime.StateReady {
-			tools, gen, err := s.tools, s.gen, s.downErr
+			tools, gen := s.tools, s.gen
 			s.mu.Unlock()
 			s.wake()
 			if listed {
 				return tools, gen, nil
 			}
-			if err == nil {
-				err = diag.New(diag.ToolUnavailable, "server %s is unavailable; reconnecting", s.name)
-			}
-			return nil, 0, err
+			// Never listed: down since start-up. The same code as a server
+			// that dropped later, its reason wrapped.
+			return nil, 0, s.unavailable()
 		}
 		if !force && !s.stale.Load() && listed {
 			tools, gen := s.tools, s.gen
