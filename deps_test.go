@@ -94,6 +94,19 @@ func TestFacadeNamesNoKind(t *testing.T) {
 		`grpc`, `go-plugin`, `pgx`, `^modernc\.org/sqlite(/|$)`)
 }
 
+// TestWireNamesNoFrontDoor: the JSON shapes of a tool and a result, which
+// the invoke API answers and the command prints, are below both: wire
+// imports no front door (serve, the facade, the command), no kind and no
+// auth strategy, so that either prints them without the other's graph.
+func TestWireNamesNoFrontDoor(t *testing.T) {
+	t.Parallel()
+	assertNoDeps(t, module+"/wire",
+		`^github\.com/heddlehq/heddle/(serve|mcpfacade|heddlecmd|builtin|health|metrics)$`,
+		`^github\.com/heddlehq/heddle/grants/`,
+		`^github\.com/heddlehq/heddle/auth/`,
+		`grpc`, `go-plugin`, `pgx`, `^modernc\.org/sqlite(/|$)`)
+}
+
 // TestNoProviderSDKInTheProduct: the model providers' SDKs are in go.mod
 // only for the tests of modelfmt, which decode what it writes with them.
 // No package of the product — library, command, examples — imports one:

@@ -21,7 +21,7 @@ import (
 	"github.com/heddlehq/heddle/grants/usecasekind/usecaselive"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
-	"github.com/heddlehq/heddle/serve"
+	"github.com/heddlehq/heddle/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -255,7 +255,7 @@ func (e *env) printUnavailable(ts *runtime.Toolset) {
 func (e *env) printTools(tools []runtime.Tool, strict bool) error {
 	switch e.g.format {
 	case "json":
-		writeJSON(e.stdout, serve.Tools(tools))
+		writeJSON(e.stdout, wire.Tools(tools))
 		return nil
 	case "text":
 	default:
@@ -348,7 +348,7 @@ func (e *env) call(args []string) int {
 // parts (and a line per other part).
 func (e *env) printResult(res *mcp.CallToolResult) {
 	if e.g.format == "json" {
-		writeJSON(e.stdout, serve.Result(res))
+		writeJSON(e.stdout, wire.Result(res))
 		return
 	}
 	w := e.stdout

@@ -46,6 +46,7 @@ import (
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/secrets"
 	"github.com/heddlehq/heddle/serve"
+	"github.com/heddlehq/heddle/wire"
 )
 
 // benchTool is a tool the load test calls: as tool of agent, with body as
@@ -332,7 +333,7 @@ func startMinimal(b *testing.B, rt *runtime.Runtime) string {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(serve.Result(res))
+		_ = json.NewEncoder(w).Encode(wire.Result(res))
 	})
 	srv := httptest.NewServer(mux)
 	b.Cleanup(srv.Close)

@@ -9,6 +9,7 @@ import (
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/serve"
+	"github.com/heddlehq/heddle/wire"
 )
 
 // deferAgent defers the test server's tools, and denies env by a rule.
@@ -39,7 +40,7 @@ func TestConversations(t *testing.T) {
 		if r.status != 200 {
 			t.Fatalf("tools: %d %s", r.status, r.body)
 		}
-		var tools []serve.Tool
+		var tools []wire.Tool
 		if err := json.Unmarshal(r.body, &tools); err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/modelfmt"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/wire"
 )
 
 // writeProviderTools answers GET /v1/agents/{agent}/tools?format=…: the
@@ -30,7 +31,7 @@ func writeProviderTools(w http.ResponseWriter, q url.Values, tools []runtime.Too
 			Error(w, http.StatusBadRequest, diag.New(diag.RequestInvalid, "strict is a choice of format=%s and format=%s", modelfmt.OpenAIChat, modelfmt.OpenAIResponses))
 			return
 		}
-		writeJSON(w, http.StatusOK, Tools(tools))
+		writeJSON(w, http.StatusOK, wire.Tools(tools))
 		return
 	}
 	f, err := modelfmt.ParseFormat(format)

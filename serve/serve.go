@@ -65,6 +65,7 @@ import (
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/secrets"
+	"github.com/heddlehq/heddle/wire"
 )
 
 // Options are what a Server needs besides the runtime and its plan. The
@@ -346,7 +347,7 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
 		writeProviderTools(w, q, tools)
 		return
 	}
-	writeJSON(w, http.StatusOK, Tools(tools))
+	writeJSON(w, http.StatusOK, wire.Tools(tools))
 }
 
 // call runs one tool. The body is read before the call takes its place
@@ -379,7 +380,7 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 		s.runtimeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, Result(res))
+	writeJSON(w, http.StatusOK, wire.Result(res))
 }
 
 // runtimeError answers an error of the runtime: 404 for an agent the plan

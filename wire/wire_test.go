@@ -1,4 +1,4 @@
-package serve_test
+package wire_test
 
 import (
 	"encoding/json"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/heddlehq/heddle/serve"
+	"github.com/heddlehq/heddle/wire"
 )
 
 // TestResult: a result is answered as the tool wrote it — <, > and &
@@ -28,7 +28,7 @@ func TestResult(t *testing.T) {
 			`{"content":[{"type":"text","text":"no"}],"isError":true}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			raw, ok := serve.Result(tc.res).(json.RawMessage)
+			raw, ok := wire.Result(tc.res).(json.RawMessage)
 			if !ok || string(raw) != tc.want {
 				t.Errorf("Result = %s, want %s", raw, tc.want)
 			}
