@@ -34,12 +34,14 @@ import (
 	"github.com/heddlehq/heddle/grants/usecasekind"
 	"github.com/heddlehq/heddle/grants/usecasekind/usecaselive"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
+	"github.com/heddlehq/heddle/usecase"
 )
 
 // kinds is the one list of built-in kinds, in the order their parts appear
 // in a plan.
 var kinds = []Kind{
-	{Config: mcpkind.Kind{}, Live: mcplive.Kind{}},
+	{Config: mcpkind.Kind{}, Live: mcplive.Kind{Uses: usecaseMCPUses}},
 	{Config: usecasekind.Kind{}, Live: usecaselive.Kind{}},
 	{Config: sqlkind.Kind{}, Live: sqllive.Kind{}},
 	{Config: a2akind.Kind{}, Live: a2alive.Kind{}},
@@ -65,7 +67,7 @@ type Kind struct {
 	// grants and contributes the kind's part of the plan.
 	Config grants.Kind
 	// Live is the live half the runtime opens.
-	Live runtime.Kind
+	Live driver.Kind
 }
 
 // Set is a set of kinds, both halves of each. A Set is immutable and safe
@@ -97,6 +99,33 @@ func New(ks ...Kind) *Set {
 // With returns a set holding s's kinds followed by ks.
 func (s *Set) With(ks ...Kind) *Set { return New(append(slices.Clone(s.kinds), ks...)...) }
 
+// WithMCP returns a copy of s whose mcp kind's live half is the one s holds
+// changed by set: the settings a front door gives the MCP client for one
+// run, such as heddle lock's Eager or a metrics hook. A set whose mcp live
+// half is not a mcplive.Kind is returned as it is.
+func (s *Set) WithMCP(set func(k *mcplive.Kind)) *Set {
+	ks := slices.Clone(s.kinds)
+	for i, k := range ks {
+		if live, ok := k.Live.(mcplive.Kind); ok {
+			set(&live)
+			ks[i].Live = live
+		}
+	}
+	return &Set{kinds: ks}
+}
+
+// usecaseMCPUses are the MCP servers the registered use cases reach
+// directly (usecase.WithMCP), as the mcp kind opens them: the usecase kind
+// hands its uses to the mcp kind here, inside the set.
+func usecaseMCPUses() []mcplive.Use {
+	uses := usecase.MCPUses()
+	out := make([]mcplive.Use, len(uses))
+	for i, u := range uses {
+		out[i] = mcplive.Use{Server: u.Server, Include: u.Include}
+	}
+	return out
+}
+
 // Grants returns the config halves, for compile.Input.Kinds.
 func (s *Set) Grants() *grants.Set {
 	cfg := make([]grants.Kind, len(s.kinds))
@@ -108,7 +137,7 @@ func (s *Set) Grants() *grants.Set {
 
 // Runtime returns the live halves, for runtime.Options.Kinds.
 func (s *Set) Runtime() *runtime.KindSet {
-	live := map[string]runtime.Kind{}
+	live := map[string]driver.Kind{}
 	for _, k := range s.kinds {
 		live[k.Config.Name()] = k.Live
 	}

@@ -2,7 +2,7 @@
 // program links. Each kind — mcp, usecase, sql, a2a, or one an application
 // adds — is a package of its own with two halves: the config half (this
 // contract: pure checks over the deployment and the artifacts, no network)
-// and the live half (runtime.Kind, opened by the runtime). The compiler looks
+// and the live half (driver.Kind, opened by the runtime). The compiler looks
 // kinds up in a Set by the kind: key of each capability and never switches on
 // them, so adding a kind is adding a package and one entry in a set.
 //

@@ -12,6 +12,7 @@ import (
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/health"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 )
 
 type fixed runtime.Report
@@ -25,8 +26,8 @@ func TestReady(t *testing.T) {
 		rep    runtime.Report
 		status int
 	}{
-		{"ready", runtime.Report{Ready: true, Dependencies: []runtime.Dependency{{Name: "a", Kind: "mcp", State: runtime.StateReady, Required: true}}}, 200},
-		{"required down", runtime.Report{Ready: false, Dependencies: []runtime.Dependency{{Name: "a", Kind: "mcp", State: runtime.StateDown, Since: &since, Code: diag.ToolUnavailable, Required: true}}}, 503},
+		{"ready", runtime.Report{Ready: true, Dependencies: []driver.Dependency{{Name: "a", Kind: "mcp", State: driver.StateReady, Required: true}}}, 200},
+		{"required down", runtime.Report{Ready: false, Dependencies: []driver.Dependency{{Name: "a", Kind: "mcp", State: driver.StateDown, Since: &since, Code: diag.ToolUnavailable, Required: true}}}, 503},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mux := http.NewServeMux()
@@ -63,11 +64,11 @@ type flipping struct {
 }
 
 func (f *flipping) Health() runtime.Report {
-	st, ready := runtime.StateDown, false
+	st, ready := driver.StateDown, false
 	if f.rechecks.Load() > 0 {
-		st, ready = runtime.StateReady, true
+		st, ready = driver.StateReady, true
 	}
-	return runtime.Report{Ready: ready, Dependencies: []runtime.Dependency{{Name: "a", Kind: "mcp", State: st, Required: true}}}
+	return runtime.Report{Ready: ready, Dependencies: []driver.Dependency{{Name: "a", Kind: "mcp", State: st, Required: true}}}
 }
 
 func (f *flipping) Recheck(ctx context.Context) {

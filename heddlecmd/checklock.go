@@ -33,7 +33,7 @@ func lockFilters(arts []*config.Artifact) diag.Diagnostics {
 		var ads diag.Diagnostics
 		for i, c := range art.Capabilities {
 			server, _ := c.Settings["server"].(string)
-			pins, ok := lock.Servers[server]
+			pins, ok := lock.Kinds["mcp"][server]
 			if c.Kind != "mcp" || !ok {
 				continue
 			}

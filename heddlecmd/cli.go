@@ -12,10 +12,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/heddlehq/heddle/builtin"
 	"github.com/heddlehq/heddle/compile"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants"
+	"github.com/heddlehq/heddle/grants/mcpkind/mcplive"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/usecase"
@@ -67,14 +69,14 @@ type env struct {
 	environ        []string
 	flags          *flag.FlagSet // the command's, once parsed
 	onCall         func(runtime.CallEvent)
-	onMCP          func(runtime.MCPOperation)
-	tracing        *tracing         // set up by the first open; stopped as the command ends
-	example        fs.FS            // Options.Example
-	toldExample    bool             // the fallback to the example was announced
-	kinds          *grants.Set      // Options.Kinds' config halves
-	live           *runtime.KindSet // and their live halves
-	cmd            string           // the command being run, once known
-	probe          bool             // only record the command's flag set (commandFlags)
+	onMCP          func(mcplive.Operation)
+	tracing        *tracing     // set up by the first open; stopped as the command ends
+	example        fs.FS        // Options.Example
+	toldExample    bool         // the fallback to the example was announced
+	kinds          *grants.Set  // Options.Kinds' config halves
+	set            *builtin.Set // Options.Kinds: both halves
+	cmd            string       // the command being run, once known
+	probe          bool         // only record the command's flag set (commandFlags)
 }
 
 func mainEnv(e *env, args []string) int {

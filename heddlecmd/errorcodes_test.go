@@ -14,6 +14,7 @@ import (
 
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -169,9 +170,9 @@ func TestMissingDefaultLockIsFine(t *testing.T) {
 // changedEchoLock is a lock pinning a tool echo that says something else
 // than the test server's.
 func changedEchoLock(t *testing.T) string {
-	l := &runtime.Lock{Version: runtime.LockVersion, Servers: map[string]runtime.ServerLock{"srv": {Tools: map[string]runtime.ToolLock{
-		"echo": runtime.LockTool(&mcp.Tool{Name: "echo", Description: "something else", InputSchema: map[string]any{"type": "object"}}),
-	}}}}
+	l := &runtime.Lock{Version: runtime.LockVersion, Kinds: map[string]driver.Pins{"mcp": {"srv": {Tools: map[string]driver.Pin{
+		"echo": driver.PinOf(&mcp.Tool{Name: "echo", Description: "something else", InputSchema: map[string]any{"type": "object"}}),
+	}}}}}
 	b, err := l.Encode()
 	if err != nil {
 		t.Fatal(err)

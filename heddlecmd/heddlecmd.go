@@ -84,5 +84,5 @@ func Run(args []string, stdout, stderr io.Writer, opts Options) int {
 		kinds = builtin.Default()
 	}
 	return mainEnv(&env{stdout: stdout, stderr: stderr, stdin: os.Stdin, environ: os.Environ(), g: defaultGlobals(),
-		example: opts.Example, kinds: kinds.Grants(), live: kinds.Runtime()}, args)
+		example: opts.Example, kinds: kinds.Grants(), set: kinds}, args)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 )
 
 // lock writes the lock file from what the servers offer now, or, with
@@ -53,21 +54,24 @@ func (e *env) lock(args []string) int {
 		e.printFailure(lockError(path, err, true))
 		return ExitFail
 	}
-	n := 0
-	for _, s := range l.Servers {
-		n += len(s.Tools)
+	deps, n := 0, 0
+	for _, pins := range l.Kinds {
+		deps += len(pins)
+		for _, p := range pins {
+			n += len(p.Tools)
+		}
 	}
-	fmt.Fprintf(e.stdout, "wrote %s: %s, %s\n", path, plural(len(l.Servers), "server"), plural(n, "tool"))
+	fmt.Fprintf(e.stdout, "wrote %s: %s, %s\n", path, plural(deps, "server"), plural(n, "tool"))
 	return ExitOK
 }
 
 // lockCheck reports the drift of heddle lock --check: in text one line per
 // difference on stdout and a coded summary on stderr, in JSON
 // {"ok", "drift": [{"server", "tool", "change", "fields", "to"}]}.
-func (e *env) lockCheck(path string, drift []runtime.Drift) int {
+func (e *env) lockCheck(path string, drift []driver.Drift) int {
 	if e.g.format == "json" {
 		if drift == nil {
-			drift = []runtime.Drift{}
+			drift = []driver.Drift{}
 		}
 		writeJSON(e.stdout, map[string]any{"ok": len(drift) == 0, "drift": drift})
 	} else {

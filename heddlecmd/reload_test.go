@@ -27,6 +27,7 @@ import (
 	"github.com/heddlehq/heddle/internal/proctest"
 	"github.com/heddlehq/heddle/metrics"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 	"github.com/heddlehq/heddle/serve"
 )
 
@@ -146,7 +147,7 @@ func TestReloadUnderLoad(t *testing.T) {
 	var logs lockedBuffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	kinds := builtin.Default()
-	e := &env{stdout: &logs, stderr: &logs, environ: os.Environ(), g: defaultGlobals(), kinds: kinds.Grants(), live: kinds.Runtime()}
+	e := &env{stdout: &logs, stderr: &logs, environ: os.Environ(), g: defaultGlobals(), kinds: kinds.Grants(), set: kinds}
 	e.g.config, e.g.agents, e.g.configSet, e.g.agentsSet = filepath.Join(dir, "config/api.yaml"), filepath.Join(dir, "agents"), true, true
 	rf := &runFlags{}
 	m := metrics.New()
@@ -351,9 +352,9 @@ func TestReloadErrCodes(t *testing.T) {
 	if got := errCodes(ds.Err()); !slices.Equal(got, []diag.Code{diag.ConfigParse, diag.MCPServerUnknown}) {
 		t.Errorf("diagnostics: %v", got)
 	}
-	se := &runtime.StartupError{Failures: []*runtime.Failure{
-		{Server: "a", Err: diag.New(diag.MCPServerUnreachable, "a")},
-		{Server: "b", Err: diag.New(diag.SecretUnresolved, "b")},
+	se := &runtime.StartupError{Failures: []*driver.Failure{
+		{Name: "a", Err: diag.New(diag.MCPServerUnreachable, "a")},
+		{Name: "b", Err: diag.New(diag.SecretUnresolved, "b")},
 	}}
 	if got := errCodes(se); !slices.Equal(got, []diag.Code{diag.MCPServerUnreachable, diag.SecretUnresolved}) {
 		t.Errorf("start-up: %v", got)

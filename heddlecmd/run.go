@@ -18,7 +18,7 @@ import (
 	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
-	"github.com/heddlehq/heddle/grants/usecasekind/usecaselive"
+	"github.com/heddlehq/heddle/grants/mcpkind/mcplive"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/wire"
@@ -148,8 +148,9 @@ func (e *env) tryOpenAgent(ctx context.Context, rf *runFlags, log *slog.Logger, 
 // runtimeOptions are the options the commands open the runtime with,
 // reading the lock file (a reload reads it again).
 func (e *env) runtimeOptions(ctx context.Context, rf *runFlags, log *slog.Logger, approve bool) (runtime.Options, error) {
-	opts := runtime.Options{Kinds: e.live, Logger: log, ClientName: "heddle", ClientVersion: Version, MCPUses: usecaselive.MCPUses(), OnCall: e.onCall, Eager: rf.eager,
-		OnMCPOperation: e.onMCP, TracerProvider: e.startTracing(ctx, log), TraceContent: e.traceContent()}
+	kinds := e.set.WithMCP(func(k *mcplive.Kind) { k.Eager, k.OnOperation = rf.eager, e.onMCP })
+	opts := runtime.Options{Kinds: kinds.Runtime(), Logger: log, ClientName: "heddle", ClientVersion: Version, OnCall: e.onCall,
+		TracerProvider: e.startTracing(ctx, log), TraceContent: e.traceContent()}
 	if e.flags != nil {
 		e.flags.Visit(func(f *flag.Flag) { rf.lockSet = rf.lockSet || f.Name == "lock" })
 	}

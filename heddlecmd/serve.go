@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/grants/mcpkind/mcplive"
 	"github.com/heddlehq/heddle/metrics"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
@@ -60,7 +61,10 @@ func (e *env) serve(args []string) int {
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	m := metrics.New()
-	e.onCall, e.onMCP = m.Observe, m.ObserveMCP
+	e.onCall = m.Observe
+	e.onMCP = func(op mcplive.Operation) {
+		m.ObserveMCP(op.Method, op.Server, op.Transport, op.ErrorType, op.Duration)
+	}
 	rt, code := e.open(ctx, &rf, log, false)
 	if rt == nil {
 		return code

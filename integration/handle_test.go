@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/grants/mcpkind/mcplive"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 )
 
 // TestHandleResourcesPromptsProgress reaches server-everything through
@@ -20,7 +22,7 @@ func TestHandleResourcesPromptsProgress(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	hd, err := h.rt.MCP("ev", "echo")
+	hd, err := mcplive.NewHandle(h.rt, "ev", "echo")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,15 +57,15 @@ func TestHandleResourcesPromptsProgress(t *testing.T) {
 	if _, err := hd.Call(ctx, "get-sum", map[string]any{"a": 1, "b": 2}); !diag.Has(err, diag.ToolUnknown) {
 		t.Fatalf("call outside the filter: %v", err)
 	}
-	if _, err := h.rt.MCP("ev", "no-such-*"); !diag.Has(err, diag.MCPFilterUnmatched) {
+	if _, err := mcplive.NewHandle(h.rt, "ev", "no-such-*"); !diag.Has(err, diag.MCPFilterUnmatched) {
 		t.Fatalf("unmatched handle filter: %v", err)
 	}
 
 	var mu sync.Mutex
-	var got []runtime.Progress
+	var got []driver.Progress
 	ts := h.toolset(t, "a")
 	res, err := ts.Call(ctx, "trigger-long-running-operation", map[string]any{"duration": 1, "steps": 3},
-		runtime.WithProgress(func(p runtime.Progress) { mu.Lock(); got = append(got, p); mu.Unlock() }))
+		runtime.WithProgress(func(p driver.Progress) { mu.Lock(); got = append(got, p); mu.Unlock() }))
 	if err != nil || res.IsError {
 		t.Fatalf("long-running operation: %v %v", res, err)
 	}

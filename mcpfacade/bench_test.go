@@ -19,7 +19,7 @@ import (
 	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/internal/benchpair"
 	"github.com/heddlehq/heddle/internal/plantest"
-	"github.com/heddlehq/heddle/internal/testmcp"
+	"github.com/heddlehq/heddle/internal/testkinds"
 	"github.com/heddlehq/heddle/mcpfacade"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/usecase"
@@ -46,7 +46,7 @@ var benchCaller = heddle.Identity{Subject: "bench", Roles: []string{"dev"}}
 func benchSides(b *testing.B, tool string) map[string]func() error {
 	b.Helper()
 	p := plantest.Must(b, inMemoryServer, map[string]string{"b": "capabilities: [{kind: mcp, server: srv}, {kind: usecase, keys: [facade.echo]}]\n"}, "facade.echo")
-	rt, err := runtime.Open(context.Background(), p, runtime.Options{Dial: testmcp.DialInMemory(b, nil)})
+	rt, err := runtime.Open(context.Background(), p, runtime.Options{Kinds: testkinds.InMemory(b, nil)})
 	if err != nil {
 		b.Fatal(err)
 	}

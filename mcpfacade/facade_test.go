@@ -12,6 +12,7 @@ import (
 	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/internal/plantest"
+	"github.com/heddlehq/heddle/internal/testkinds"
 	"github.com/heddlehq/heddle/internal/testmcp"
 	"github.com/heddlehq/heddle/mcpfacade"
 	"github.com/heddlehq/heddle/runtime"
@@ -32,7 +33,7 @@ const agent = "description: Tools of the test server.\ncapabilities: [{kind: mcp
 func openRuntime(t testing.TB) *runtime.Runtime {
 	t.Helper()
 	p := plantest.Must(t, inMemoryServer, map[string]string{"x": agent})
-	rt, err := runtime.Open(context.Background(), p, runtime.Options{Dial: testmcp.DialInMemory(t, &testmcp.Options{Destructive: []string{"add_tool"}})})
+	rt, err := runtime.Open(context.Background(), p, runtime.Options{Kinds: testkinds.InMemory(t, &testmcp.Options{Destructive: []string{"add_tool"}})})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 )
 
 // progressBuffer is how many progress notifications of one call may wait
@@ -18,7 +19,7 @@ const progressBuffer = 16
 // its own (the runtime's callback must not block). end stops it once the
 // call has returned.
 func forwardProgress(ctx context.Context, ss *mcp.ServerSession, token any) (opt runtime.CallOption, end func()) {
-	ch := make(chan runtime.Progress, progressBuffer)
+	ch := make(chan driver.Progress, progressBuffer)
 	sent := make(chan struct{})
 	go func() {
 		defer close(sent)
@@ -28,7 +29,7 @@ func forwardProgress(ctx context.Context, ss *mcp.ServerSession, token any) (opt
 	}()
 	var mu sync.Mutex // holds closed and sends on ch: a late notification must not send on a closed channel
 	closed := false
-	opt = runtime.WithProgress(func(p runtime.Progress) {
+	opt = runtime.WithProgress(func(p driver.Progress) {
 		mu.Lock()
 		defer mu.Unlock()
 		if closed {

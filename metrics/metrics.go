@@ -21,15 +21,17 @@
 // ai.mcp_servers.<server>.max_concurrent.
 //
 //	m := metrics.New()
-//	rt, _ := runtime.Open(ctx, p, runtime.Options{OnCall: m.Observe, OnMCPOperation: m.ObserveMCP})
+//	rt, _ := runtime.Open(ctx, p, runtime.Options{OnCall: m.Observe}) // and the mcp kind's OnOperation: m.ObserveMCP
 //	mux.Handle("GET /metrics", m.Handler(rt))
 package metrics
 
 import (
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -122,11 +124,12 @@ func (m *Metrics) Reloaded(err error) {
 	m.reloads.WithLabelValues(result).Inc()
 }
 
-// ObserveMCP records one request sent to an MCP server; pass it as
-// runtime.Options.OnMCPOperation. error_type is "" for a request that
-// succeeded.
-func (m *Metrics) ObserveMCP(op runtime.MCPOperation) {
-	m.mcp.WithLabelValues(op.Method, op.Server, op.Transport, op.ErrorType).Observe(op.Duration.Seconds())
+// ObserveMCP records one request sent to an MCP server, as the mcp kind's
+// OnOperation reports it (mcplive.Operation's fields): its method, the
+// server, network.transport, its error.type ("" for a request that
+// succeeded) and how long it took.
+func (m *Metrics) ObserveMCP(method, server, transport, errorType string, d time.Duration) {
+	m.mcp.WithLabelValues(method, server, transport, errorType).Observe(d.Seconds())
 }
 
 // Drained records the end of a drain: complete, or cut with cancelled
@@ -181,7 +184,7 @@ func (d dependencies) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, dep := range rep.Dependencies {
 		up := 0.0
-		if dep.State == runtime.StateReady {
+		if dep.State == driver.StateReady {
 			up = 1
 		}
 		ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, up, dep.Name, dep.Kind, strconv.FormatBool(dep.Required))

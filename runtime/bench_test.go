@@ -25,6 +25,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/heddlehq/heddle/grants/mcpkind/mcplive"
+	"github.com/heddlehq/heddle/internal/testkinds"
 	"github.com/heddlehq/heddle/internal/testmcp"
 	"github.com/heddlehq/heddle/plan"
 	heddle "github.com/heddlehq/heddle/runtime"
@@ -107,7 +109,7 @@ func newTracedBenchPair(b *testing.B, transport string, tp trace.TracerProvider)
 			return ct
 		}
 		api = "ai:\n  mcp_servers:\n    s: {url: http://127.0.0.1:1/mcp}\n"
-		opts.Dial = func(string) mcp.Transport { return connect() }
+		opts.Kinds = testkinds.MCP(func(k *mcplive.Kind) { k.Dial = func(string) mcp.Transport { return connect() } })
 		rawT = connect
 	case "stdio":
 		api = "ai:\n  mcp_servers:\n    s: {transport: stdio, command: $TESTMCP}\n"

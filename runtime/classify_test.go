@@ -9,6 +9,7 @@ import (
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/internal/testmcp"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 )
 
 // shapeWant is how each tool of testmcp.AnnotationShapes is classified by
@@ -57,9 +58,9 @@ func TestClassifyByWhatTheServerSent(t *testing.T) {
 			t.Parallel()
 			rt := openWith(t, "ai:\n  startup_timeout_ms: 10000\n  mcp_servers:\n    s: "+entry+"}\n",
 				map[string]string{"x": "capabilities: [{kind: mcp, server: s}]\npolicies: {approval: ask}\n"}, runtime.Options{})
-			checkClasses(t, toolsetOf(t, rt, "x"), func(name string) (bool, bool, bool, runtime.ClassifiedBy) {
+			checkClasses(t, toolsetOf(t, rt, "x"), func(name string) (bool, bool, bool, driver.ClassifiedBy) {
 				w := shapeWant[name]
-				return w.destructive, w.readOnly, w.idempotent, runtime.ClassifiedByServer
+				return w.destructive, w.readOnly, w.idempotent, driver.ClassifiedByServer
 			})
 		})
 	}
@@ -75,20 +76,20 @@ func TestClassifyOverrides(t *testing.T) {
       read_only_tools: ["hints_ro_false_*"], destructive_tools: [hints_title],
       tools: {"hints_ro_*": {read_only: true}, "hints_ro_true_*": {destructive: true},
               hints_ro_true_de_false: {read_only: true, idempotent: true}, hints_none: {destructive: false}}`
-	want := func(name string) (bool, bool, bool, runtime.ClassifiedBy) {
+	want := func(name string) (bool, bool, bool, driver.ClassifiedBy) {
 		switch {
 		case name == "hints_none": // exact; the rest untrusted
-			return false, false, false, runtime.ClassifiedByOverride
+			return false, false, false, driver.ClassifiedByOverride
 		case name == "hints_title": // destructive_tools
-			return true, false, false, runtime.ClassifiedByOverride
+			return true, false, false, driver.ClassifiedByOverride
 		case name == "hints_ro_true_de_false": // exact over both globs
-			return false, true, true, runtime.ClassifiedByOverride
+			return false, true, true, driver.ClassifiedByOverride
 		case strings.HasPrefix(name, "hints_ro_true_"): // the longer glob
-			return true, false, false, runtime.ClassifiedByOverride
+			return true, false, false, driver.ClassifiedByOverride
 		case strings.HasPrefix(name, "hints_ro_"): // the map over read_only_tools
-			return false, true, false, runtime.ClassifiedByOverride
+			return false, true, false, driver.ClassifiedByOverride
 		}
-		return true, false, false, runtime.ClassifiedByUntrusted
+		return true, false, false, driver.ClassifiedByUntrusted
 	}
 	for transport, entry := range shapeServers(t) {
 		t.Run(transport, func(t *testing.T) {
@@ -102,7 +103,7 @@ func TestClassifyOverrides(t *testing.T) {
 
 // checkClasses checks every tool's classification against want, and that
 // approval: ask refuses exactly the destructive ones.
-func checkClasses(t *testing.T, ts *runtime.Toolset, want func(string) (destructive, readOnly, idempotent bool, by runtime.ClassifiedBy)) {
+func checkClasses(t *testing.T, ts *runtime.Toolset, want func(string) (destructive, readOnly, idempotent bool, by driver.ClassifiedBy)) {
 	t.Helper()
 	tools, err := ts.Tools(context.Background())
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/heddlehq/heddle/compile"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 	"github.com/heddlehq/heddle/usecase"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -144,7 +145,7 @@ func ExampleClassifyAnnotations() {
 		{DestructiveHint: &yes},
 		{Title: "decoded by go-sdk: readOnlyHint reads false"},
 	} {
-		c := runtime.ClassifyAnnotations(&mcp.Tool{Name: "t", Annotations: a})
+		c := driver.ClassifyAnnotations(&mcp.Tool{Name: "t", Annotations: a})
 		fmt.Println(c.Destructive, c.ReadOnly, c.By)
 	}
 	// Output:

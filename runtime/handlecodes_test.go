@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/grants/mcpkind/mcplive"
 	"github.com/heddlehq/heddle/runtime"
 )
 
@@ -29,7 +30,7 @@ ai:
 
 	ctx := context.Background()
 	for _, server := range []string{"never", "drops"} {
-		h, err := rt.MCP(server)
+		h, err := mcplive.NewHandle(rt, server)
 		if err != nil {
 			t.Fatalf("MCP(%s): %v", server, err)
 		}
@@ -48,7 +49,7 @@ ai:
 	}
 	// A server never listed has no tools to show; one that dropped keeps
 	// the tools it listed.
-	h, _ := rt.MCP("never")
+	h, _ := mcplive.NewHandle(rt, "never")
 	_, err := h.Tools(ctx)
 	if diag.CodeOf(err) != diag.ToolUnavailable {
 		t.Errorf("Tools of never: %v, want %s", err, diag.ToolUnavailable)

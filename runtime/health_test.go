@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/heddlehq/heddle/diag"
-	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 )
 
 // TestReason: a dependency's reason is its coded error's message less the
@@ -51,7 +51,7 @@ func TestReason(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			if got := runtime.Reason(tc.err, "x", tc.hide...); got != tc.want {
+			if got := driver.Reason(tc.err, "x", tc.hide...); got != tc.want {
 				t.Errorf("Reason = %q\nwant     %q", got, tc.want)
 			}
 		})
@@ -64,18 +64,18 @@ func TestReason(t *testing.T) {
 func TestReasonBounded(t *testing.T) {
 	t.Parallel()
 	long := "server x: " + strings.Repeat("é", 150) + " trailing"
-	got := runtime.Reason(diag.New(diag.MCPServerUnreachable, "%s", long), "x")
-	if len(got) > runtime.MaxReason || !utf8.ValidString(got) || !strings.HasSuffix(got, "…") || !strings.HasPrefix(got, "éé") {
-		t.Errorf("Reason of %d bytes = %q (%d bytes), want at most %d, valid, ending in …", len(long), got, len(got), runtime.MaxReason)
+	got := driver.Reason(diag.New(diag.MCPServerUnreachable, "%s", long), "x")
+	if len(got) > driver.MaxReason || !utf8.ValidString(got) || !strings.HasSuffix(got, "…") || !strings.HasPrefix(got, "éé") {
+		t.Errorf("Reason of %d bytes = %q (%d bytes), want at most %d, valid, ending in …", len(long), got, len(got), driver.MaxReason)
 	}
 	secret := strings.Repeat("k", 64)
-	msg := "server x: " + strings.Repeat("a", runtime.MaxReason-20) + " " + secret
-	got = runtime.Reason(diag.New(diag.MCPServerUnreachable, "%s", msg), "x", secret)
-	if strings.Contains(got, "kkkk") || len(got) > runtime.MaxReason {
+	msg := "server x: " + strings.Repeat("a", driver.MaxReason-20) + " " + secret
+	got = driver.Reason(diag.New(diag.MCPServerUnreachable, "%s", msg), "x", secret)
+	if strings.Contains(got, "kkkk") || len(got) > driver.MaxReason {
 		t.Errorf("Reason = %q, want the secret redacted before the cut", got)
 	}
 	short := "server x: refused"
-	if got := runtime.Reason(diag.New(diag.MCPServerUnreachable, "%s", short), "x"); got != "refused" {
+	if got := driver.Reason(diag.New(diag.MCPServerUnreachable, "%s", short), "x"); got != "refused" {
 		t.Errorf("Reason = %q, want refused", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/heddlehq/heddle/plan"
+	"github.com/heddlehq/heddle/runtime/driver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -36,17 +37,17 @@ func (c *changingSource) Tools(context.Context) ([]*mcp.Tool, uint64, error) {
 	defer c.mu.Unlock()
 	return c.tools, c.gen, nil
 }
-func (c *changingSource) Call(context.Context, *mcp.Tool, map[string]any) (*mcp.CallToolResult, error) {
+func (c *changingSource) Call(context.Context, *mcp.Tool, map[string]any, driver.CallOptions) (*mcp.CallToolResult, error) {
 	return &mcp.CallToolResult{}, nil
 }
-func (c *changingSource) TransportTimeout() time.Duration { return time.Second }
-func (c *changingSource) MaxResultBytes() int             { return 1 << 20 }
-func (c *changingSource) Down() bool                      { return false }
+func (c *changingSource) Timing() driver.Timing { return driver.Timing{Timeout: time.Second} }
+func (c *changingSource) MaxResultBytes() int   { return 1 << 20 }
+func (c *changingSource) Down() bool            { return false }
 
 // TestIndexFreshness: a toolset's index is reused while nothing changed —
-// the runtime's generation has not moved and every kind source reports the
-// generation the index was built from — and rebuilt as soon as a kind
-// source's generation moves. A moved runtime generation with no change
+// the runtime's generation has not moved: every kind tells the runtime of
+// a change through driver.Events — and rebuilt once it moved and a source
+// reports a new generation. A moved runtime generation with no change
 // behind it keeps the same index and records the new generation.
 func TestIndexFreshness(t *testing.T) {
 	src := &changingSource{}
@@ -68,6 +69,10 @@ func TestIndexFreshness(t *testing.T) {
 	}
 
 	src.set("a", "b")
+	if again, _ := ts.index(ctx); again != first {
+		t.Fatal("the index was rebuilt before the source's kind told the runtime of a change")
+	}
+	rt.toolsGen.Add(1) // the kind's driver.Events.Stale
 	second, err := ts.index(ctx)
 	if err != nil || !slices.Equal(names(second), []string{"a", "b"}) {
 		t.Fatalf("after the source changed, index = %v, %v", names(second), err)

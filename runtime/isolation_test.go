@@ -19,9 +19,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/grants/mcpkind/mcplive"
 	"github.com/heddlehq/heddle/health"
+	"github.com/heddlehq/heddle/internal/testkinds"
 	"github.com/heddlehq/heddle/internal/testmcp"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 )
 
 // siblings grants a healthy server, good, and one that fails, bad, to one
@@ -45,7 +48,7 @@ func coded(t *testing.T, ts *runtime.Toolset, name string) diag.Code {
 }
 
 // dependency returns a dependency of the health report.
-func dependency(t *testing.T, rt *runtime.Runtime, name string) runtime.Dependency {
+func dependency(t *testing.T, rt *runtime.Runtime, name string) driver.Dependency {
 	t.Helper()
 	for _, d := range rt.Health().Dependencies {
 		if d.Name == name {
@@ -53,7 +56,7 @@ func dependency(t *testing.T, rt *runtime.Runtime, name string) runtime.Dependen
 		}
 	}
 	t.Fatalf("no dependency %s in the health report", name)
-	return runtime.Dependency{}
+	return driver.Dependency{}
 }
 
 // wantIsolated checks an agent's view while bad is down with code and good
@@ -83,7 +86,7 @@ func wantIsolated(t *testing.T, rt *runtime.Runtime, ts *runtime.Toolset, code d
 	}
 	wantRefusal(t, ts, badTool, map[string]any{"text": "hi"}, diag.ToolUnavailable)
 	d := dependency(t, rt, "bad")
-	if d.State != runtime.StateDown || d.Code != code || d.Since == nil {
+	if d.State != driver.StateDown || d.Code != code || d.Since == nil {
 		t.Errorf("bad in the report: state %s, code %s, since %v; want down, %s, a time", d.State, d.Code, d.Since, code)
 	}
 	if rep := rt.Health(); rep.Ready == required {
@@ -120,7 +123,7 @@ ai:
 					t.Fatal("Open succeeded with a required server that cannot list its tools")
 				}
 				var se *runtime.StartupError
-				if !errors.As(err, &se) || len(se.Failures) != 1 || se.Failures[0].Server != "bad" || !diag.Has(se.Failures[0].Err, diag.MCPListFailed) {
+				if !errors.As(err, &se) || len(se.Failures) != 1 || se.Failures[0].Name != "bad" || !diag.Has(se.Failures[0].Err, diag.MCPListFailed) {
 					t.Fatalf("Open: %v, want one failure: bad, MCP_LIST_FAILED", err)
 				}
 				return
@@ -339,7 +342,7 @@ ai:
   startup_timeout_ms: 5000
   mcp_servers:
     bad: {transport: stdio, command: $TESTMCP}
-`, map[string]string{"x": `capabilities: [{kind: mcp, server: bad}]`}, runtime.Options{Dial: d.dial})
+`, map[string]string{"x": `capabilities: [{kind: mcp, server: bad}]`}, runtime.Options{Kinds: testkinds.MCP(func(k *mcplive.Kind) { k.Dial = d.dial })})
 		ts := toolsetOf(t, rt, "x")
 		mustCall(t, ts, "echo", map[string]any{"text": "before"})
 
@@ -364,7 +367,7 @@ ai:
 		d.away.Store(false)
 		start := time.Now()
 		mustCall(t, ts, "echo", map[string]any{"text": "back"})
-		if waited := time.Since(start); waited > runtime.DefaultBackoffFirst {
+		if waited := time.Since(start); waited > driver.DefaultBackoffFirst {
 			t.Errorf("the first call once the server was back waited %v", waited)
 		}
 		if !rt.Health().Ready {
@@ -385,7 +388,7 @@ ai:
   startup_timeout_ms: 5000
   mcp_servers:
     bad: {transport: stdio, command: $TESTMCP}
-`, map[string]string{"x": `capabilities: [{kind: mcp, server: bad}]`}, runtime.Options{Dial: d.dial})
+`, map[string]string{"x": `capabilities: [{kind: mcp, server: bad}]`}, runtime.Options{Kinds: testkinds.MCP(func(k *mcplive.Kind) { k.Dial = d.dial })})
 		ts := toolsetOf(t, rt, "x")
 		d.failList.Store(true)
 		mustCall(t, ts, "add_tool", map[string]any{"name": "later"})
@@ -408,7 +411,7 @@ ai:
 		d.failList.Store(false)
 		start := time.Now()
 		mustCall(t, ts, "echo", map[string]any{"text": "back"})
-		if waited := time.Since(start); waited > runtime.DefaultBackoffFirst {
+		if waited := time.Since(start); waited > driver.DefaultBackoffFirst {
 			t.Errorf("the first call once the listing worked waited %v", waited)
 		}
 		if names := toolNames(t, ts); !slices.Contains(names, "later") {
@@ -428,7 +431,7 @@ ai:
   startup_timeout_ms: 5000
   mcp_servers:
     bad: {transport: stdio, command: $TESTMCP}
-`, map[string]string{"x": `capabilities: [{kind: mcp, server: bad}]`}, runtime.Options{Dial: d.dial})
+`, map[string]string{"x": `capabilities: [{kind: mcp, server: bad}]`}, runtime.Options{Kinds: testkinds.MCP(func(k *mcplive.Kind) { k.Dial = d.dial })})
 		mux := http.NewServeMux()
 		health.Register(mux, rt)
 		probe := func() int {
@@ -448,7 +451,7 @@ ai:
 		if code := probe(); code != http.StatusOK {
 			t.Fatalf("/readyz once the server is back: %d, want 200", code)
 		}
-		if waited := time.Since(start); waited > runtime.DefaultBackoffFirst {
+		if waited := time.Since(start); waited > driver.DefaultBackoffFirst {
 			t.Errorf("the probe waited %v", waited)
 		}
 	})

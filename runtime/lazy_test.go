@@ -9,7 +9,10 @@ import (
 	"time"
 
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/grants/mcpkind/mcplive"
+	"github.com/heddlehq/heddle/internal/testkinds"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 )
 
 // lazyAPI is a deployment with one lazy stdio test server, found among
@@ -37,13 +40,13 @@ var lazyAgents = map[string]string{"a": `capabilities: [{kind: mcp, server: lz}]
 // servers connected at start-up.
 func lazyLock(t *testing.T, api string) *runtime.Lock {
 	t.Helper()
-	rt, err := runtime.Open(context.Background(), compilePlan(t, api, lazyAgents), runtime.Options{Eager: true})
+	rt, err := runtime.Open(context.Background(), compilePlan(t, api, lazyAgents), runtime.Options{Kinds: testkinds.MCP(func(k *mcplive.Kind) { k.Eager = true })})
 	if err != nil {
 		t.Fatal(err)
 	}
 	l := rt.Lock()
 	_ = rt.Close()
-	if len(l.Servers["lz"].Tools) == 0 {
+	if len(l.Kinds["mcp"]["lz"].Tools) == 0 {
 		t.Fatal("the lock pins no tool of the lazy server")
 	}
 	return l
@@ -63,7 +66,7 @@ func TestLazyServer(t *testing.T) {
 		t.Fatalf("the lazy server runs after start-up: %v", pids)
 	}
 	h := rt.Health()
-	if !h.Ready || len(h.Dependencies) != 1 || h.Dependencies[0].State != runtime.StateIdle || h.Dependencies[0].Code != "" {
+	if !h.Ready || len(h.Dependencies) != 1 || h.Dependencies[0].State != driver.StateIdle || h.Dependencies[0].Code != "" {
 		t.Fatalf("health = %+v, want ready with lz idle", h)
 	}
 	ts := toolsetOf(t, rt, "a")
@@ -98,7 +101,7 @@ func TestLazyServer(t *testing.T) {
 	if len(live) != 1 || slices.ContainsFunc(pids, func(p int) bool { return p != live[0] }) {
 		t.Fatalf("first calls answered by %v; live servers %v, want one", pids, live)
 	}
-	if st := rt.Health().Dependencies[0].State; st != runtime.StateReady {
+	if st := rt.Health().Dependencies[0].State; st != driver.StateReady {
 		t.Errorf("after the first call lz is %s, want ready", st)
 	}
 	mustCall(t, ts, "search_docs", map[string]any{"q": "x"})
@@ -116,7 +119,7 @@ func TestLazyServerAbsent(t *testing.T) {
 		t.Fatalf("tools = %v", names)
 	}
 	wantRefusal(t, ts, "search_docs", nil, diag.ToolUnavailable)
-	if d := rt.Health().Dependencies[0]; d.State != runtime.StateDown {
+	if d := rt.Health().Dependencies[0]; d.State != driver.StateDown {
 		t.Errorf("after a failed first call lz is %+v, want down", d)
 	}
 }
@@ -148,7 +151,7 @@ func TestLazyServerDrift(t *testing.T) {
 	rt := openWith(t, lazyAPI(name, "strict", "$TESTMCP", changed...), lazyAgents, runtime.Options{Lock: lock})
 	ts := toolsetOf(t, rt, "a")
 	wantRefusal(t, ts, "search_docs", nil, diag.ToolUnavailable)
-	if d := rt.Health().Dependencies[0]; d.State != runtime.StateDown || d.Code != diag.ToolDefinitionChanged {
+	if d := rt.Health().Dependencies[0]; d.State != driver.StateDown || d.Code != diag.ToolDefinitionChanged {
 		t.Errorf("strict: lz is %+v, want down with TOOL_DEFINITION_CHANGED", d)
 	}
 	_ = rt.Close()

@@ -13,8 +13,11 @@ import (
 
 	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/grants/mcpkind/mcplive"
+	"github.com/heddlehq/heddle/internal/testkinds"
 	"github.com/heddlehq/heddle/internal/testmcp"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 )
 
 // hangServer is the test server with hang, a tool whose calls block until
@@ -120,7 +123,7 @@ capabilities: [{kind: mcp, server: a}]
 policies:
   limits:
     - {calls: 10, per: 1m}
-`}, runtime.Options{Dial: testmcp.DialInMemory(t, nil), OnCall: func(ev runtime.CallEvent) {
+`}, runtime.Options{Kinds: testkinds.InMemory(t, nil), OnCall: func(ev runtime.CallEvent) {
 			mu.Lock()
 			defer mu.Unlock()
 			events[string(ev.Code)+" "+ev.Limit]++
@@ -165,7 +168,7 @@ capabilities: [{kind: mcp, server: a}]
 policies:
   limits:
     - {calls: 3, per: 1m, by: caller}
-`}, runtime.Options{Dial: testmcp.DialInMemory(t, nil)})
+`}, runtime.Options{Kinds: testkinds.InMemory(t, nil)})
 		ts := toolsetOf(t, rt, "x")
 		var calls []func(context.Context) (string, *mcp.CallToolResult, error)
 		for range 10 {
@@ -204,10 +207,10 @@ capabilities: [{kind: mcp, server: a}]
 policies:
   limits:
     - {concurrent: 5}
-`}, runtime.Options{Dial: testmcp.DialInMemory(t, hangServer)})
+`}, runtime.Options{Kinds: testkinds.InMemory(t, hangServer)})
 		ts := toolsetOf(t, rt, "x")
 		done, cancel := burst(t, callsAs(ts, "caller", 50, "hang"))
-		admitted, limited := sortOut(t, done, "policies.limits[0]", runtime.ConcurrentRetryAfter)
+		admitted, limited := sortOut(t, done, "policies.limits[0]", driver.ConcurrentRetryAfter)
 		if admitted != 0 || len(limited) != 45 {
 			t.Fatalf("with the calls in flight: %d answered, %d refused, want 0 and 45", admitted, len(limited))
 		}
@@ -234,16 +237,16 @@ ai:
 `, map[string]string{
 			"p": `capabilities: [{kind: mcp, server: a}]`,
 			"q": `capabilities: [{kind: mcp, server: a}]`,
-		}, runtime.Options{Dial: testmcp.DialInMemory(t, hangServer)})
+		}, runtime.Options{Kinds: testkinds.InMemory(t, hangServer)})
 		p, q := toolsetOf(t, rt, "p"), toolsetOf(t, rt, "q")
 		calls := append(callsAs(p, "p", 25, "hang"), callsAs(q, "q", 25, "hang")...)
 		done, cancel := burst(t, calls)
-		admitted, limited := sortOut(t, done, "ai.mcp_servers.a.max_concurrent", runtime.ConcurrentRetryAfter)
+		admitted, limited := sortOut(t, done, "ai.mcp_servers.a.max_concurrent", driver.ConcurrentRetryAfter)
 		if admitted != 0 || len(limited) != 46 {
 			t.Fatalf("with the calls in flight: %d answered, %d refused, want 0 and 46", admitted, len(limited))
 		}
 		// Application code's handle on the server shares the bound.
-		h, err := rt.MCP("a")
+		h, err := mcplive.NewHandle(rt, "a")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -281,7 +284,7 @@ policies:
   denied_tools: [fail]
   limits:
     - {calls: 1, per: 1h, tools: ["ech*"]}
-`}, runtime.Options{Dial: testmcp.DialInMemory(t, nil)})
+`}, runtime.Options{Kinds: testkinds.InMemory(t, nil)})
 		ts := toolsetOf(t, rt, "x")
 		wantRefusal(t, ts, "nope", nil, diag.ToolUnknown)
 		wantRefusal(t, ts, "fail", nil, diag.ToolDenied)
@@ -327,7 +330,7 @@ ai:
 			t.Fatalf("%d calls came back in 20 s, want 47 refusals", len(refused))
 		}
 	}
-	if admitted, limited := sortOut(t, refused, "ai.mcp_servers.a.max_concurrent", runtime.ConcurrentRetryAfter); admitted != 0 || len(limited) != 47 {
+	if admitted, limited := sortOut(t, refused, "ai.mcp_servers.a.max_concurrent", driver.ConcurrentRetryAfter); admitted != 0 || len(limited) != 47 {
 		t.Fatalf("%d answered, %d refused, want 0 and 47", admitted, len(limited))
 	}
 	select {

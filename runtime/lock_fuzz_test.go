@@ -13,6 +13,7 @@ import (
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/internal/canonjson"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -40,13 +41,13 @@ func FuzzParseLock(f *testing.F) {
 		if err := json.Unmarshal(data, &tools); err != nil {
 			f.Fatalf("%s: %v", file, err)
 		}
-		l := &runtime.Lock{Version: runtime.LockVersion, Servers: map[string]runtime.ServerLock{}}
-		pins := map[string]runtime.ToolLock{}
+		l := &runtime.Lock{Version: runtime.LockVersion, Kinds: map[string]driver.Pins{"mcp": {}}}
+		pins := map[string]driver.Pin{}
 		for _, t := range tools {
-			pins[t.Name] = runtime.LockTool(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema,
+			pins[t.Name] = driver.PinOf(&mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema,
 				Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}})
 		}
-		l.Servers[filepath.Base(file)] = runtime.ServerLock{Tools: pins}
+		l.Kinds["mcp"][filepath.Base(file)] = driver.Pinned{Tools: pins}
 		b, err := l.Encode()
 		if err != nil {
 			f.Fatal(err)
@@ -61,6 +62,8 @@ func FuzzParseLock(f *testing.F) {
 		`{"version": 2, "servers": {"s": null, "t": {"tools": null}}}`,
 		`{"version": 2, "servers": {"s": {"tools": {"a": {"sha256": "00", "definition": [1, 2]}}}}}`,
 		`{"version": 2.0, "version": 2, "servers": {}}`,
+		`{"version": 3, "kinds": {"mcp": {"s": {"tools": {"a": {"sha256": "00", "definition": {"name": "a"}}}}}}}`,
+		`{"version": 3, "kinds": {"mcp": null, "sql": {"s": null}}}`,
 		`nope`,
 	} {
 		f.Add([]byte(s))
@@ -76,7 +79,7 @@ func FuzzParseLock(f *testing.F) {
 		if l.Version != runtime.LockVersion {
 			t.Fatalf("accepted version %d", l.Version)
 		}
-		for server, sl := range l.Servers {
+		for server, sl := range allPins(l) {
 			for tool, pin := range sl.Tools {
 				c, err := canonjson.Generic(pin.Definition)
 				if err != nil {
@@ -105,4 +108,15 @@ func FuzzParseLock(f *testing.F) {
 			t.Fatalf("a lock encodes two ways:\n%s\n%s", b, b2)
 		}
 	})
+}
+
+// allPins is every dependency's pins of a lock, keyed by kind and name.
+func allPins(l *runtime.Lock) map[string]driver.Pinned {
+	out := map[string]driver.Pinned{}
+	for kind, pins := range l.Kinds {
+		for name, p := range pins {
+			out[kind+"/"+name] = p
+		}
+	}
+	return out
 }

@@ -8,8 +8,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/internal/testkinds"
 	"github.com/heddlehq/heddle/internal/testmcp"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -32,7 +34,7 @@ ai:
 	}
 	lock := rt.Lock()
 	_ = rt.Close()
-	if len(lock.Servers["a"].Tools) == 0 {
+	if len(lock.Kinds["mcp"]["a"].Tools) == 0 {
 		t.Fatal("the lock pins no tool")
 	}
 
@@ -42,9 +44,9 @@ ai:
 	}
 	_ = rt.Close()
 
-	pin := lock.Servers["a"].Tools["echo"]
+	pin := lock.Kinds["mcp"]["a"].Tools["echo"]
 	pin.SHA256 = "0000"
-	lock.Servers["a"].Tools["echo"] = pin
+	lock.Kinds["mcp"]["a"].Tools["echo"] = pin
 	rt, err = runtime.Open(context.Background(), p, runtime.Options{Lock: lock})
 	if err == nil {
 		_ = rt.Close()
@@ -71,7 +73,7 @@ ai:
       command: $TESTMCP
 `, map[string]string{"x": `capabilities: [{kind: mcp, server: a}]`})
 		start := time.Now()
-		rt, err := runtime.Open(context.Background(), p, runtime.Options{Dial: testmcp.DialInMemory(t, &testmcp.Options{ListDelay: 5 * time.Second})})
+		rt, err := runtime.Open(context.Background(), p, runtime.Options{Kinds: testkinds.InMemory(t, &testmcp.Options{ListDelay: 5 * time.Second})})
 		if err == nil {
 			_ = rt.Close()
 			t.Fatal("Open succeeded")
@@ -94,9 +96,9 @@ func TestLockDrift(t *testing.T) {
 		return &mcp.Tool{Name: name, Description: desc, InputSchema: map[string]any{"type": "object"}}
 	}
 	pinned := []*mcp.Tool{tool("a", "one"), tool("b", "two"), tool("c", "three")}
-	l := &runtime.Lock{Version: runtime.LockVersion, Servers: map[string]runtime.ServerLock{"s": {Tools: map[string]runtime.ToolLock{}}}}
+	l := &runtime.Lock{Version: runtime.LockVersion, Kinds: map[string]driver.Pins{"mcp": {"s": {Tools: map[string]driver.Pin{}}}}}
 	for _, tt := range pinned {
-		l.Servers["s"].Tools[tt.Name] = runtime.LockTool(tt)
+		l.Kinds["mcp"]["s"].Tools[tt.Name] = driver.PinOf(tt)
 	}
 	b, err := l.Encode()
 	if err != nil {
@@ -106,14 +108,14 @@ func TestLockDrift(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := l.Drift("s", pinned, nil); len(d) != 0 {
+	if d := l.Pins("mcp").Drift("s", pinned, nil); len(d) != 0 {
 		t.Fatalf("unchanged tools drift: %v", d)
 	}
 	changedA := tool("a", "ONE")
 	changedA.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true}
 	now := []*mcp.Tool{changedA, tool("d", "three"), tool("e", "new"), tool("hidden", "new")}
 	got := []string{}
-	for _, d := range l.Drift("s", now, func(name string) bool { return name != "hidden" }) {
+	for _, d := range l.Pins("mcp").Drift("s", now, func(name string) bool { return name != "hidden" }) {
 		got = append(got, d.String())
 	}
 	want := []string{"s: a: changed annotations, description", "s: b: removed", "s: c: renamed to d", "s: e: new"}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 )
 
 // TestReadinessFollowsHTTPServer kills the Streamable HTTP server (a
@@ -59,7 +60,7 @@ ai:
 			} else {
 				t.Logf("not ready %v after the kill, with no call", time.Since(killed))
 			}
-			if d := dependency(t, rt, "bad"); d.State != runtime.StateDown || d.Since == nil {
+			if d := dependency(t, rt, "bad"); d.State != driver.StateDown || d.Since == nil {
 				t.Errorf("bad in the report: %+v, want down with a since", d)
 			}
 			mustCall(t, ts, "good__echo", map[string]any{"text": "during"})

@@ -7,20 +7,8 @@ import (
 	"encoding/json"
 
 	"github.com/heddlehq/heddle/plan"
+	"github.com/heddlehq/heddle/runtime/driver"
 )
-
-// Reopener is a Kind that can open a new generation of its instance from
-// the one before: it adopts the live dependencies whose connection did not
-// change (the mcp kind keeps such a server's session and process) and
-// opens only what is new or changed. A kind that is not a Reopener is
-// opened afresh by Reopen.
-type Reopener interface {
-	// Reopen is Open, given the previous generation's instance of the
-	// kind. What it adopts must stay usable by prev's generation until
-	// prev is closed, and must outlive prev's Close: the kind counts its
-	// holders.
-	Reopen(ctx context.Context, env KindEnv, prev Instance) (Instance, []*Failure, error)
-}
 
 // Reopen opens p as the generation after prev, a runtime that is still
 // serving: like Open, under one start-up deadline, except that each kind
@@ -30,19 +18,14 @@ type Reopener interface {
 // only what the new runtime did not adopt. When Reopen fails, what it
 // opened is closed and prev is untouched. With prev nil, Reopen is Open.
 func Reopen(ctx context.Context, p *plan.Plan, opts Options, prev *Runtime) (*Runtime, error) {
-	opts.previous = prev
-	rt, err := Open(ctx, p, opts)
-	if rt != nil {
-		rt.opts.previous = nil // the new generation must not keep the old one alive
-	}
-	return rt, err
+	return open(ctx, p, opts, prev)
 }
 
 // openKind opens one kind: with the previous generation's instance when
 // the runtime is reopened and the kind can adopt from it.
-func (rt *Runtime) openKind(ctx context.Context, name string, k Kind, env KindEnv) (Instance, []*Failure, error) {
-	if p := rt.opts.previous; p != nil {
-		if r, ok := k.(Reopener); ok {
+func openKind(ctx context.Context, name string, k driver.Kind, env driver.Env, p *Runtime) (driver.Instance, []*driver.Failure, error) {
+	if p != nil {
+		if r, ok := k.(driver.Reopener); ok {
 			if prev := p.instances[name]; prev != nil {
 				return r.Reopen(ctx, env, prev)
 			}

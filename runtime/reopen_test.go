@@ -10,6 +10,7 @@ import (
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/internal/proctest"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 )
 
 const reopenBefore = `
@@ -85,7 +86,7 @@ func TestReopenAdopts(t *testing.T) {
 		t.Errorf("removed agent g: %v, want AGENT_UNKNOWN", err)
 	}
 	for _, d := range rt.Health().Dependencies {
-		if d.Name == "keep" && (d.Required || len(d.Agents) != 2 || d.State != runtime.StateReady) {
+		if d.Name == "keep" && (d.Required || len(d.Agents) != 2 || d.State != driver.StateReady) {
 			t.Errorf("the new generation reports keep as %+v, want its own plan's: optional, granted to k and k2, ready", d)
 		}
 	}

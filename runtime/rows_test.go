@@ -9,8 +9,11 @@ import (
 	"time"
 
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/grants/mcpkind/mcplive"
+	"github.com/heddlehq/heddle/internal/testkinds"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -27,12 +30,12 @@ ai:
 	if u := rt.Unavailable(); len(u) != 0 {
 		t.Fatalf("unavailable after start-up: %v", u)
 	}
-	res, err := rt.Refresh(context.Background())
+	res, err := mcplive.Refresh(context.Background(), rt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Unavailable) != 1 || !diag.Has(res.Unavailable["flaky"], diag.MCPListFailed) {
-		t.Fatalf("Refresh: unavailable %v, want flaky with MCP_LIST_FAILED", res.Unavailable)
+	if len(res) != 1 || !diag.Has(res["flaky"], diag.MCPListFailed) {
+		t.Fatalf("Refresh: unavailable %v, want flaky with MCP_LIST_FAILED", res)
 	}
 	if u := rt.Unavailable(); u["flaky"] != diag.MCPListFailed || len(u) != 1 {
 		t.Errorf("health after Refresh: unavailable %v, want flaky alone", u)
@@ -40,11 +43,11 @@ ai:
 	ts := toolsetOf(t, rt, "x")
 	mustCall(t, ts, "good__echo", map[string]any{"text": "still here"})
 
-	res, err = rt.Refresh(context.Background(), "good")
-	if err != nil || len(res.Unavailable) != 0 {
-		t.Errorf("Refresh(good) = %v, %v; want nothing unavailable", res.Unavailable, err)
+	res, err = mcplive.Refresh(context.Background(), rt, "good")
+	if err != nil || len(res) != 0 {
+		t.Errorf("Refresh(good) = %v, %v; want nothing unavailable", res, err)
 	}
-	if _, err := rt.Refresh(context.Background(), "good", "nosuch"); !diag.Has(err, diag.MCPServerUnknown) {
+	if _, err := mcplive.Refresh(context.Background(), rt, "good", "nosuch"); !diag.Has(err, diag.MCPServerUnknown) {
 		t.Errorf("Refresh(nosuch): err = %v, want MCP_SERVER_UNKNOWN", err)
 	}
 }
@@ -55,13 +58,13 @@ func TestRefreshConnectsLazy(t *testing.T) {
 	name := fmt.Sprintf("lazy-refresh-%d", time.Now().UnixNano())
 	api := lazyAPI(name, "strict", "$TESTMCP")
 	rt := openWith(t, api, lazyAgents, runtime.Options{Lock: lazyLock(t, api)})
-	if st := rt.Health().Dependencies[0].State; st != runtime.StateIdle {
+	if st := rt.Health().Dependencies[0].State; st != driver.StateIdle {
 		t.Fatalf("lz is %s, want idle", st)
 	}
-	if res, err := rt.Refresh(context.Background(), "lz"); err != nil || len(res.Unavailable) != 0 {
-		t.Fatalf("Refresh = %v, %v", res.Unavailable, err)
+	if res, err := mcplive.Refresh(context.Background(), rt, "lz"); err != nil || len(res) != 0 {
+		t.Fatalf("Refresh = %v, %v", res, err)
 	}
-	if st := rt.Health().Dependencies[0].State; st != runtime.StateReady {
+	if st := rt.Health().Dependencies[0].State; st != driver.StateReady {
 		t.Errorf("after Refresh lz is %s, want ready", st)
 	}
 	if pids := procsWithArg("--name=" + name); len(pids) != 1 {
@@ -116,8 +119,8 @@ func TestHandleToolTimeout(t *testing.T) {
 ai:
   mcp_servers:
     s: {transport: stdio, command: $TESTMCP, timeout_ms: 5000}
-`, map[string]string{"x": `capabilities: []`}, runtime.Options{MCPUses: []runtime.MCPUse{{Server: "s", ToolTimeout: 200 * time.Millisecond}}})
-	h, err := rt.MCP("s")
+`, map[string]string{"x": `capabilities: []`}, runtime.Options{Kinds: testkinds.Uses(mcplive.Use{Server: "s", ToolTimeout: 200 * time.Millisecond})})
+	h, err := mcplive.NewHandle(rt, "s")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,18 +145,18 @@ type closeKind struct {
 	name  string
 }
 
-func (k closeKind) Open(ctx context.Context, _ runtime.KindEnv) (runtime.Instance, []*runtime.Failure, error) {
+func (k closeKind) Open(ctx context.Context, _ driver.Env) (driver.Instance, []*driver.Failure, error) {
 	time.Sleep(k.delay)
 	return closeInstance(k), nil, nil
 }
 
 type closeInstance closeKind
 
-func (c closeInstance) Source(*plan.Agent, plan.Grant) (runtime.Source, error) {
+func (c closeInstance) Source(*plan.Agent, plan.Grant) (driver.Source, error) {
 	return emptySource(c.name), nil
 }
-func (c closeInstance) Status() []runtime.Dependency { return nil }
-func (c closeInstance) Close() error                 { *c.order = append(*c.order, c.name); return nil }
+func (c closeInstance) Status() []driver.Dependency { return nil }
+func (c closeInstance) Close() error                { *c.order = append(*c.order, c.name); return nil }
 
 type emptySource string
 
@@ -161,7 +164,7 @@ func (s emptySource) Name() string { return string(s) }
 func (s emptySource) Tools(context.Context) ([]*mcp.Tool, uint64, error) {
 	return nil, 1, nil
 }
-func (s emptySource) Call(context.Context, *mcp.Tool, map[string]any) (*mcp.CallToolResult, error) {
+func (s emptySource) Call(context.Context, *mcp.Tool, map[string]any, driver.CallOptions) (*mcp.CallToolResult, error) {
 	return nil, diag.New(diag.ToolUnknown, "no tools")
 }
 
@@ -169,7 +172,7 @@ func (s emptySource) Call(context.Context, *mcp.Tool, map[string]any) (*mcp.Call
 // opening: the last to finish opening closes first.
 func TestCloseOrder(t *testing.T) {
 	var order []string
-	kinds := runtime.NewKindSet(map[string]runtime.Kind{
+	kinds := runtime.NewKindSet(map[string]driver.Kind{
 		"a": closeKind{order: &order, name: "a"},
 		"b": closeKind{delay: 100 * time.Millisecond, order: &order, name: "b"},
 		"c": closeKind{delay: 50 * time.Millisecond, order: &order, name: "c"},

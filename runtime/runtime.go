@@ -29,13 +29,12 @@
 // atomically and closes an old one when its last call has ended.
 package runtime
 
-//lint:file-ignore SA1019 sampling is deprecated from protocol 2026-07-28 on, but servers of earlier revisions still send it; Options.Sampling serves them.
-
 import (
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"slices"
@@ -44,14 +43,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/plan"
+	"github.com/heddlehq/heddle/runtime/driver"
 	"github.com/heddlehq/heddle/secrets"
 )
 
@@ -74,34 +72,16 @@ type Options struct {
 	// Approver decides calls that policy says need approval. nil refuses
 	// them with TOOL_APPROVAL_REQUIRED.
 	Approver Approver
-	// Elicitation answers servers' elicitation requests. nil declines.
-	Elicitation func(ctx context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error)
-	// Sampling answers servers' sampling requests. nil declines.
-	Sampling func(ctx context.Context, server string, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)
-	// Dial, when set, supplies the transport of every connection attempt to
-	// the MCP server it names, instead of the plan's (tests use in-memory
-	// transports through it).
-	Dial func(server string) mcp.Transport
-	// MCPUses declares servers that application code reaches directly
-	// through Runtime.MCP; they are opened, verified and health-checked
-	// like an agent's grants.
-	MCPUses []MCPUse
 	// OnCall, when set, is told of every finished call (for metrics). It
 	// runs on the caller's goroutine and must not block.
 	OnCall func(CallEvent)
 	// Lock, when set, pins tool definitions (see Lock).
 	Lock *Lock
-	// Eager connects the servers declared connect: lazy at start-up like
-	// the others, with no need for their pins: heddle lock does, to pin
-	// what they offer.
-	Eager bool
 	// ClientName and ClientVersion identify heddle to servers.
 	ClientName, ClientVersion string
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 
-	// previous is the generation Reopen opens from, while it opens.
-	previous *Runtime
 	// TracerProvider makes the spans of calls, and of the kinds' requests
 	// (see docs/observability.md). Default: the global provider
 	// (otel.GetTracerProvider), a no-op unless a program installs one.
@@ -109,21 +89,6 @@ type Options struct {
 	// TraceContent records tools' arguments and results in spans. Default
 	// false: spans carry names, ids and codes only.
 	TraceContent bool
-	// OnMCPOperation, when set, is told of every request sent to an MCP
-	// server (for metrics). It runs on the sender's goroutine and must not
-	// block.
-	OnMCPOperation func(MCPOperation)
-}
-
-// MCPUse declares one direct use of a server by application code.
-type MCPUse struct {
-	Server  string
-	Include []string
-	// ToolTimeout is the supervisor's deadline of one call through a
-	// handle on Server, as policies.tool_timeout_ms is an agent's: past it
-	// the call fails TOOL_TIMEOUT. Default 25s (tool_timeout_ms's
-	// default); the smallest of several uses of one server applies.
-	ToolTimeout time.Duration
 }
 
 // Runtime is one worker's live plan. See the package documentation.
@@ -133,9 +98,9 @@ type Runtime struct {
 	log    *slog.Logger
 	tracer trace.Tracer
 
-	toolsGen  atomic.Uint64       // bumped when any dependency's tools go stale or change
-	instances map[string]Instance // the opened kinds, by name
-	opened    []string            // the kinds, in the order their Open returned: Close goes backwards
+	toolsGen  atomic.Uint64              // bumped when any dependency's tools go stale or change
+	instances map[string]driver.Instance // the opened kinds, by name
+	opened    []string                   // the kinds, in the order their Open returned: Close goes backwards
 
 	supCtx   context.Context
 	supStop  context.CancelFunc
@@ -158,6 +123,11 @@ type Runtime struct {
 // Required servers that fail abort start-up; the error names every one of
 // them with its code. Optional ones are logged and left to the supervisor.
 func Open(ctx context.Context, p *plan.Plan, opts Options) (*Runtime, error) {
+	return open(ctx, p, opts, nil)
+}
+
+// open is Open, or Reopen from prev when prev is not nil.
+func open(ctx context.Context, p *plan.Plan, opts Options, prev *Runtime) (*Runtime, error) {
 	now := time.Now
 	if opts.Now != nil {
 		now = opts.Now
@@ -170,7 +140,7 @@ func Open(ctx context.Context, p *plan.Plan, opts Options) (*Runtime, error) {
 	rt := newRuntime(p, opts)
 	// The runtime owns cleanup: whatever step fails, everything opened
 	// before it — servers, kinds' instances, supervisors — is closed.
-	if err := rt.open(ctx, deadline, budget); err != nil {
+	if err := rt.open(ctx, deadline, budget, prev); err != nil {
 		rt.Close()
 		return nil, startupTimeout(err)
 	}
@@ -178,7 +148,7 @@ func Open(ctx context.Context, p *plan.Plan, opts Options) (*Runtime, error) {
 }
 
 // open runs start-up's steps under the one deadline.
-func (rt *Runtime) open(ctx context.Context, deadline time.Time, budget time.Duration) error {
+func (rt *Runtime) open(ctx context.Context, deadline time.Time, budget time.Duration, prev *Runtime) error {
 	set := rt.opts.Kinds
 	if set == nil {
 		set = DefaultKinds()
@@ -190,7 +160,7 @@ func (rt *Runtime) open(ctx context.Context, deadline time.Time, budget time.Dur
 	// Every kind opens concurrently, each by a deadline a margin before the
 	// group's, so that a slow dependency names itself.
 	hdeadline := deadline.Add(-handshakeMargin(budget))
-	failures, err := rt.openAll(ctx, hdeadline, deadline, budget, kinds)
+	failures, err := rt.openAll(ctx, hdeadline, rt.env(deadline, budget), kinds, prev)
 	if err != nil {
 		return err
 	}
@@ -223,7 +193,7 @@ func startupTimeout(err error) error {
 
 // newRuntime is a runtime with its options' defaults, opening nothing yet.
 func newRuntime(p *plan.Plan, opts Options) *Runtime {
-	rt := &Runtime{plan: p, opts: opts, toolsets: map[string]*Toolset{}, instances: map[string]Instance{}}
+	rt := &Runtime{plan: p, opts: opts, toolsets: map[string]*Toolset{}, instances: map[string]driver.Instance{}}
 	rt.log = opts.Logger
 	if rt.log == nil {
 		rt.log = slog.New(slog.DiscardHandler)
@@ -243,26 +213,28 @@ func newRuntime(p *plan.Plan, opts Options) *Runtime {
 	if rt.opts.TracerProvider == nil {
 		rt.opts.TracerProvider = otel.GetTracerProvider()
 	}
-	rt.tracer = rt.opts.TracerProvider.Tracer(TracerName)
+	rt.tracer = rt.opts.TracerProvider.Tracer(driver.TracerName)
 	rt.supCtx, rt.supStop = context.WithCancel(context.Background())
 	return rt
 }
 
 // openAll opens every kind concurrently, each by hdeadline. A dependency
-// that could not be opened is a Failure; an error of a kind's Open aborts
-// start-up.
-func (rt *Runtime) openAll(ctx context.Context, hdeadline, deadline time.Time, budget time.Duration, kinds map[string]Kind) ([]*Failure, error) {
+// that could not be opened is a driver.Failure; an error of a kind's Open
+// aborts start-up.
+func (rt *Runtime) openAll(ctx context.Context, hdeadline time.Time, env driver.Env, kinds map[string]driver.Kind, prev *Runtime) ([]*driver.Failure, error) {
 	var (
 		g        errgroup.Group
 		mu       sync.Mutex
-		failures []*Failure
+		failures []*driver.Failure
 		errs     []error
 	)
-	for _, kname := range config.SortedKeys(kinds) {
+	for _, kname := range slices.Sorted(maps.Keys(kinds)) {
+		kenv := env
+		kenv.Pins = rt.opts.Lock.Pins(kname)
 		g.Go(func() error {
 			hctx, hcancel := context.WithDeadline(ctx, hdeadline)
 			defer hcancel()
-			inst, fs, err := rt.openKind(hctx, kname, kinds[kname], rt.kindEnv(deadline, budget))
+			inst, fs, err := openKind(hctx, kname, kinds[kname], kenv, prev)
 			mu.Lock()
 			defer mu.Unlock()
 			for _, f := range fs {
@@ -285,8 +257,8 @@ func (rt *Runtime) openAll(ctx context.Context, hdeadline, deadline time.Time, b
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	slices.SortFunc(failures, func(a, b *Failure) int {
-		if c := strings.Compare(a.Server, b.Server); c != 0 {
+	slices.SortFunc(failures, func(a, b *driver.Failure) int {
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
 			return c
 		}
 		return strings.Compare(a.Kind, b.Kind)
@@ -294,19 +266,19 @@ func (rt *Runtime) openAll(ctx context.Context, hdeadline, deadline time.Time, b
 	return failures, nil
 }
 
-// kindEnv is what every kind's Open gets.
-func (rt *Runtime) kindEnv(deadline time.Time, budget time.Duration) KindEnv {
+// env is what every kind's Open gets, built once for every kind: each gets
+// a copy with its own part of the lock.
+func (rt *Runtime) env(deadline time.Time, budget time.Duration) driver.Env {
 	o := rt.opts
-	return KindEnv{Plan: rt.plan, Secrets: o.Secrets, Logger: rt.log, HTTPTransport: o.HTTPTransport,
+	return driver.Env{Plan: rt.plan, Secrets: o.Secrets, Logger: rt.log, HTTPTransport: o.HTTPTransport,
 		Closing: rt.supCtx, Deadline: deadline, Budget: budget, Events: events{rt},
 		LookupEnv: o.LookupEnv, ClientName: o.ClientName, ClientVersion: o.ClientVersion,
-		Elicitation: o.Elicitation, Sampling: o.Sampling, Dial: o.Dial, MCPUses: o.MCPUses, Lock: o.Lock,
-		TracerProvider: o.TracerProvider, TraceContent: o.TraceContent, OnMCPOperation: o.OnMCPOperation, Eager: o.Eager}
+		TracerProvider: o.TracerProvider, TraceContent: o.TraceContent}
 }
 
 // buildToolsets builds every agent's toolset and its name index.
 func (rt *Runtime) buildToolsets(ctx context.Context) error {
-	for _, agent := range config.SortedKeys(rt.plan.Agents) {
+	for _, agent := range slices.Sorted(maps.Keys(rt.plan.Agents)) {
 		ts, err := rt.Toolset(agent)
 		if err != nil {
 			return err
@@ -320,16 +292,16 @@ func (rt *Runtime) buildToolsets(ctx context.Context) error {
 
 // sortFailures logs the tolerated failures — their kinds' supervisors bring
 // them back — and returns a StartupError naming every fatal one.
-func (rt *Runtime) sortFailures(failures []*Failure) error {
-	var fatal []*Failure
+func (rt *Runtime) sortFailures(failures []*driver.Failure) error {
+	var fatal []*driver.Failure
 	for _, f := range failures {
 		if f.Fatal {
 			fatal = append(fatal, f)
-			rt.log.Debug("required dependency failed at start-up", "server", f.Server, "code", diag.CodeOf(f.Err), "reason", diag.Reason(f.Err))
+			rt.log.Debug("required dependency failed at start-up", "server", f.Name, "code", diag.CodeOf(f.Err), "reason", diag.Reason(f.Err))
 			continue
 		}
-		rt.log.Warn("optional dependency unavailable at start-up", "server", f.Server, "code", diag.CodeOf(f.Err), "error", f.Err.Error())
-		rt.log.Debug("optional dependency unavailable at start-up", "server", f.Server, "reason", diag.Reason(f.Err))
+		rt.log.Warn("optional dependency unavailable at start-up", "server", f.Name, "code", diag.CodeOf(f.Err), "error", f.Err.Error())
+		rt.log.Debug("optional dependency unavailable at start-up", "server", f.Name, "reason", diag.Reason(f.Err))
 	}
 	if len(fatal) > 0 {
 		return &StartupError{Failures: fatal}
@@ -343,21 +315,10 @@ func handshakeMargin(budget time.Duration) time.Duration {
 	return min(budget/10, time.Second)
 }
 
-// Failure is one dependency that failed start-up.
-type Failure struct {
-	// Server names the dependency: an MCP server, SQL source, remote agent.
-	Server string
-	// Kind is the grant kind it belongs to ("mcp" for servers); the runtime
-	// fills it in for a kind's failures that leave it empty.
-	Kind  string
-	Err   error // carries the code
-	Fatal bool
-}
-
 // StartupError lists every server that failed start-up. It matches each
 // failure's code through diag.Has and errors.Is/As.
 type StartupError struct {
-	Failures []*Failure
+	Failures []*driver.Failure
 }
 
 // Error names every failed server with its code and safe message.
@@ -407,7 +368,7 @@ func (rt *Runtime) Close() error {
 func (rt *Runtime) Unavailable() map[string]diag.Code {
 	out := map[string]diag.Code{}
 	for _, d := range rt.Health().Dependencies {
-		if d.State != StateReady && d.State != StateIdle {
+		if d.State != driver.StateReady && d.State != driver.StateIdle {
 			out[d.Name] = d.Code
 		}
 	}
@@ -417,45 +378,13 @@ func (rt *Runtime) Unavailable() map[string]diag.Code {
 // Plan returns the plan the runtime was opened with.
 func (rt *Runtime) Plan() *plan.Plan { return rt.plan }
 
-// MCPHandle is application code's direct, filtered view of one MCP server:
-// the same shared client agents use (no second connection), with no model
-// in between. Failures are errors with codes, never refusal results: there
-// is no model to read them. A handle is safe for concurrent use.
-type MCPHandle interface {
-	// Tools lists the handle's tools.
-	Tools(ctx context.Context) ([]*mcp.Tool, error)
-	// Call calls one of the handle's tools by its own name. The server's
-	// timeout_ms bounds it (TRANSPORT_TIMEOUT), and so does the
-	// supervisor's deadline, as for an agent's call (TOOL_TIMEOUT;
-	// MCPUse.ToolTimeout, default 25s); a tool outside the filter is
-	// TOOL_UNKNOWN; a server that is down is TOOL_UNAVAILABLE.
-	Call(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error)
-	// Resources, ReadResource, Prompts and GetPrompt reach the server's
-	// other primitives (every page of a listing).
-	Resources(ctx context.Context) ([]*mcp.Resource, error)
-	ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error)
-	Prompts(ctx context.Context) ([]*mcp.Prompt, error)
-	GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error)
-}
-
-// MCPProvider is an instance that hands out MCPHandles: the mcp kind's.
-type MCPProvider interface {
-	MCP(server string, include []string) (MCPHandle, error)
-}
-
-// MCP returns a handle on server, limited to the tools matching include
-// (none: every tool). The server must be one the runtime opened: granted to
-// an agent, or declared in Options.MCPUses, where its filters were checked
-// at start-up. Patterns are checked again against what the server offers,
-// so a handle whose filter matches nothing fails now with
-// MCP_FILTER_UNMATCHED rather than later.
-func (rt *Runtime) MCP(server string, include ...string) (MCPHandle, error) {
-	for _, name := range config.SortedKeys(rt.instances) {
-		if p, ok := rt.instances[name].(MCPProvider); ok {
-			return p.MCP(server, include)
-		}
-	}
-	return nil, diag.New(diag.MCPServerUnknown, "server %q is not opened by this runtime: it opens no MCP server", server)
+// Instance returns the opened instance of kind, for that kind's own
+// handles on its dependencies (such as the mcp kind's mcplive.NewHandle,
+// application code's direct handle on one MCP server), as database/sql's
+// Conn.Raw hands over a driver's connection.
+func (rt *Runtime) Instance(kind string) (driver.Instance, bool) {
+	inst, ok := rt.instances[kind]
+	return inst, ok
 }
 
 var _ error = (*StartupError)(nil)

@@ -70,9 +70,9 @@ func TestStartupOneDeadlineFiftyServers(t *testing.T) {
 				if !errors.As(err, &se) {
 					t.Fatalf("err = %T %v, want *runtime.StartupError", err, err)
 				}
-				if len(se.Failures) != 1 || se.Failures[0].Server != "hang" || !diag.Has(se.Failures[0].Err, diag.MCPServerUnreachable) {
+				if len(se.Failures) != 1 || se.Failures[0].Name != "hang" || !diag.Has(se.Failures[0].Err, diag.MCPServerUnreachable) {
 					for _, f := range se.Failures {
-						t.Logf("failure: %s %s", f.Server, diag.CodeOf(f.Err))
+						t.Logf("failure: %s %s", f.Name, diag.CodeOf(f.Err))
 					}
 					t.Fatalf("failures = %d, want exactly hang with MCP_SERVER_UNREACHABLE", len(se.Failures))
 				}
@@ -169,7 +169,7 @@ func TestStartupRequiredVsOptional(t *testing.T) {
 					t.Fatal("Open succeeded")
 				}
 				var se *runtime.StartupError
-				if !errors.As(err, &se) || len(se.Failures) != 1 || se.Failures[0].Server != "down" ||
+				if !errors.As(err, &se) || len(se.Failures) != 1 || se.Failures[0].Name != "down" ||
 					!diag.Has(se.Failures[0].Err, diag.MCPServerUnreachable) {
 					t.Fatalf("err = %v, want one MCP_SERVER_UNREACHABLE failure naming down", err)
 				}

@@ -20,6 +20,7 @@ import (
 	"github.com/heddlehq/heddle/internal/resultcap"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/policy"
+	"github.com/heddlehq/heddle/runtime/driver"
 	"github.com/heddlehq/heddle/toolname"
 )
 
@@ -46,7 +47,7 @@ type Tool struct {
 	// ClassifiedBy says where Destructive, ReadOnly and Idempotent came
 	// from: the tool's source (server), the operator (override), or a
 	// source whose claims are not trusted (untrusted).
-	ClassifiedBy ClassifiedBy `json:"classified_by"`
+	ClassifiedBy driver.ClassifiedBy `json:"classified_by"`
 }
 
 // toolDef is one tool as a source offers it.
@@ -56,7 +57,7 @@ type toolDef struct {
 	readOnly    bool
 	idempotent  bool
 	// classifiedBy is where the three flags came from.
-	classifiedBy ClassifiedBy
+	classifiedBy driver.ClassifiedBy
 
 	argsOnce sync.Once
 	args     *argcheck.Checker // nil: the schema cannot be used; the server judges
@@ -157,13 +158,13 @@ func (t *Toolset) Agent() string { return t.agent.Name }
 // index returns the current name index, rebuilding it when a source's tools
 // changed (after list_changed, or a reconnect).
 func (t *Toolset) index(ctx context.Context) (*builtIndex, error) {
-	// The fast path: no MCP server's tools went stale or changed since the
-	// index was built (one atomic load), and no other source reports a new
-	// generation. The generation is read before the sources, so a change
-	// that lands while they are read is seen by the next call.
+	// The fast path: no source's tools went stale or changed since the
+	// index was built (one atomic load: every kind tells the runtime
+	// through driver.Events). The generation is read before the sources, so
+	// a change that lands while they are read is seen by the next call.
 	rg := t.rt.toolsGen.Load()
 	cur := t.idx.Load()
-	if cur != nil && cur.rtGen.Load() == rg && t.kindsUnchanged(ctx, cur) {
+	if cur != nil && cur.rtGen.Load() == rg {
 		return cur, nil
 	}
 	// Up to eight sources, the path that finds nothing changed allocates nothing.
@@ -219,21 +220,6 @@ func (t *Toolset) index(ctx context.Context) (*builtIndex, error) {
 	return bi, nil
 }
 
-// kindsUnchanged reports whether every source that does not notify its
-// changes still reports the generation cur was built from. The others (MCP
-// servers) announce their changes through the runtime's toolsGen instead.
-func (t *Toolset) kindsUnchanged(ctx context.Context, cur *builtIndex) bool {
-	for i, src := range t.sources {
-		if src.notifies() {
-			continue
-		}
-		if _, g, _ := src.tools(ctx); g != cur.gens[i] {
-			return false
-		}
-	}
-	return true
-}
-
 func equalGens(a, b []uint64) bool {
 	if len(a) != len(b) {
 		return false
@@ -284,7 +270,7 @@ func (t *Toolset) Tools(ctx context.Context) ([]Tool, error) {
 // is empty when every source is available.
 func (t *Toolset) Unavailable() map[string]diag.Code {
 	out := map[string]diag.Code{}
-	var deps []Dependency
+	var deps []driver.Dependency
 	for _, src := range t.sources {
 		if !src.unavailable() {
 			continue
@@ -293,7 +279,7 @@ func (t *Toolset) Unavailable() map[string]diag.Code {
 			deps = t.rt.Health().Dependencies
 		}
 		code := diag.ToolUnavailable
-		if i := slices.IndexFunc(deps, func(d Dependency) bool { return d.Kind == src.kind() && d.Name == src.name() }); i >= 0 && deps[i].Code != "" {
+		if i := slices.IndexFunc(deps, func(d driver.Dependency) bool { return d.Kind == src.kind() && d.Name == src.name() }); i >= 0 && deps[i].Code != "" {
 			code = deps[i].Code
 		} else {
 			src.mu.Lock()
@@ -311,8 +297,8 @@ func (t *Toolset) Unavailable() map[string]diag.Code {
 type CallOption func(*callConfig)
 
 type callConfig struct {
-	progress func(Progress)
-	callID   string // the model's id of the call, for its span
+	opts   driver.CallOptions // what the source is given
+	callID string             // the model's id of the call, for its span
 	// approver and approverSet are WithApprover's (approve.go).
 	approver    Approver
 	approverSet bool
@@ -485,8 +471,8 @@ func (t *Toolset) call(ctx context.Context, sd time.Time, name string, args map[
 	case calldeadline.Expired(scope.Context()):
 		return nil, errSupervisor
 	}
-	if rl := (*RateLimitedError)(nil); errors.As(err, &rl) {
-		return rl.refusal(), nil
+	if rl := (*driver.RateLimitedError)(nil); errors.As(err, &rl) {
+		return rateLimited(rl), nil
 	}
 	if code := diag.CodeOf(err); code != "" {
 		return refusal(code, "%s", safeMessage(err)), nil

@@ -12,6 +12,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/heddlehq/heddle/plan"
+	"github.com/heddlehq/heddle/runtime/driver"
 )
 
 // BenchmarkCallSpan measures a call's execute_tool span alone, with no
@@ -30,7 +31,7 @@ func BenchmarkCallSpan(b *testing.B) {
 				b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 				rt.opts.TracerProvider = tp
 			}
-			rt.tracer = rt.opts.TracerProvider.Tracer(TracerName)
+			rt.tracer = rt.opts.TracerProvider.Tracer(driver.TracerName)
 			ts := &Toolset{rt: rt, agent: &plan.Agent{Name: "bench"}}
 			ctx := context.Background()
 			b.ReportAllocs()

@@ -132,17 +132,3 @@ func toolHash(t *mcp.Tool) [32]byte {
 	b, _ := json.Marshal(t)
 	return sha256.Sum256(b)
 }
-
-// SameTools reports whether two listings hold the same tools, in the same
-// order, with the same definitions.
-func SameTools(a, b []*mcp.Tool) bool {
-	if len(a) != len(b) || (a == nil) != (b == nil) {
-		return false
-	}
-	for i := range a {
-		if toolHash(a[i]) != toolHash(b[i]) {
-			return false
-		}
-	}
-	return true
-}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/internal/plantest"
-	"github.com/heddlehq/heddle/internal/testmcp"
+	"github.com/heddlehq/heddle/internal/testkinds"
 	"github.com/heddlehq/heddle/runtime"
 )
 
@@ -21,7 +21,7 @@ func TestConversationBounds(t *testing.T) {
 	c.now = func() time.Time { return now }
 	p := plantest.Must(t, "ai:\n  mcp_servers:\n    srv: {url: http://127.0.0.1:1/mcp}\n",
 		map[string]string{"x": "capabilities: [{kind: mcp, server: srv, defer: true}]\n"})
-	rt, err := runtime.Open(context.Background(), p, runtime.Options{Dial: testmcp.DialInMemory(t, nil)})
+	rt, err := runtime.Open(context.Background(), p, runtime.Options{Kinds: testkinds.InMemory(t, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 
 	_ "github.com/heddlehq/heddle/builtin"
 	"github.com/heddlehq/heddle/internal/plantest"
-	"github.com/heddlehq/heddle/internal/testmcp"
+	"github.com/heddlehq/heddle/internal/testkinds"
 	"github.com/heddlehq/heddle/metrics"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/serve"
@@ -159,7 +159,7 @@ func startFrontWith(t testing.TB, api string, agents map[string]string, opts ser
 func openTestRuntime(t testing.TB, api string, agents map[string]string, m *metrics.Metrics) *runtime.Runtime {
 	t.Helper()
 	p := plantest.Must(t, api, agents, usecases...)
-	rt, err := runtime.Open(context.Background(), p, runtime.Options{OnCall: m.Observe, Dial: testmcp.DialInMemory(t, nil)})
+	rt, err := runtime.Open(context.Background(), p, runtime.Options{OnCall: m.Observe, Kinds: testkinds.InMemory(t, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,9 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/heddlehq/heddle/grants/mcpkind/mcplive"
 	"github.com/heddlehq/heddle/internal/plantest"
+	"github.com/heddlehq/heddle/internal/testkinds"
 	"github.com/heddlehq/heddle/internal/testmcp"
 	"github.com/heddlehq/heddle/metrics"
 	"github.com/heddlehq/heddle/runtime"
@@ -36,10 +38,14 @@ func TestIncomingTraceparentContinued(t *testing.T) {
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	m := metrics.New()
 	p := plantest.Must(t, trustLoopback+inMemoryServer, map[string]string{"a": "capabilities: [{kind: mcp, server: srv}]\n"})
-	rt, err := runtime.Open(context.Background(), p, runtime.Options{
-		TracerProvider: tp, OnCall: m.Observe, OnMCPOperation: m.ObserveMCP,
-		Dial: testmcp.DialInMemory(t, &testmcp.Options{TraceTool: true}),
+	dial := testmcp.DialInMemory(t, &testmcp.Options{TraceTool: true})
+	kinds := testkinds.MCP(func(k *mcplive.Kind) {
+		k.Dial = dial
+		k.OnOperation = func(op mcplive.Operation) {
+			m.ObserveMCP(op.Method, op.Server, op.Transport, op.ErrorType, op.Duration)
+		}
 	})
+	rt, err := runtime.Open(context.Background(), p, runtime.Options{TracerProvider: tp, OnCall: m.Observe, Kinds: kinds})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +146,7 @@ func TestServerSpan(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	p := plantest.Must(t, trustLoopback+inMemoryServer, testAgents, usecases...)
-	rt, err := runtime.Open(context.Background(), p, runtime.Options{TracerProvider: tp, Dial: testmcp.DialInMemory(t, nil)})
+	rt, err := runtime.Open(context.Background(), p, runtime.Options{TracerProvider: tp, Kinds: testkinds.InMemory(t, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,9 @@ import (
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants/mcpkind"
+	"github.com/heddlehq/heddle/grants/mcpkind/mcplive"
 	"github.com/heddlehq/heddle/internal/memnet"
+	"github.com/heddlehq/heddle/internal/testkinds"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/secrets"
@@ -166,12 +168,12 @@ func TestClientCredentialsThroughRuntime(t *testing.T) {
 	res := secrets.New(secrets.Options{LookupEnv: func(name string) (string, bool) {
 		return testSecret, name == "HEDDLE_TEST_CLIENT_SECRET"
 	}})
-	rt, err := runtime.Open(t.Context(), p, runtime.Options{Secrets: res, Logger: logs.logger(), MCPUses: []runtime.MCPUse{{Server: "fake"}}})
+	rt, err := runtime.Open(t.Context(), p, runtime.Options{Secrets: res, Logger: logs.logger(), Kinds: testkinds.Uses(mcplive.Use{Server: "fake"})})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
 	defer rt.Close()
-	h, err := rt.MCP("fake")
+	h, err := mcplive.NewHandle(rt, "fake")
 	if err != nil {
 		t.Fatal(err)
 	}

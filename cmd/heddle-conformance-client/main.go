@@ -25,6 +25,7 @@ import (
 	"time"
 
 	_ "github.com/heddlehq/heddle/builtin" // the built-in kinds and strategies, both halves
+	"github.com/heddlehq/heddle/runtime/driver"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -33,6 +34,7 @@ import (
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants/mcpkind"
+	"github.com/heddlehq/heddle/grants/mcpkind/mcplive"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/secrets"
@@ -121,16 +123,21 @@ func runScenario(scenario, url string, sc scenarioContext, log *slog.Logger) err
 		}
 		return secrets.Value{}, diag.New(diag.SecretUnresolved, "%s: not in MCP_CONFORMANCE_CONTEXT", ref)
 	})
+	// The mcp kind alone, answering elicitations, with the server reached
+	// directly as application code reaches one.
+	kinds := runtime.NewKindSet(map[string]driver.Kind{"mcp": mcplive.Kind{
+		Elicitation: acceptDefaults,
+		Uses:        func() []mcplive.Use { return []mcplive.Use{{Server: server}} },
+	}})
 	rt, err := runtime.Open(ctx, p, runtime.Options{
-		Logger: log, Secrets: resolver, Elicitation: acceptDefaults,
-		MCPUses:    []runtime.MCPUse{{Server: server}},
+		Kinds: kinds, Logger: log, Secrets: resolver,
 		ClientName: "heddle-conformance-client", ClientVersion: "0.1.0",
 	})
 	if err != nil {
 		return err
 	}
 	defer rt.Close()
-	h, err := rt.MCP(server)
+	h, err := mcplive.NewHandle(rt, server)
 	if err != nil {
 		return err
 	}

@@ -28,7 +28,7 @@ import (
 
 	// The live half of kind: usecase tells the runtime which MCP servers
 	// the operations reach directly.
-	"github.com/heddlehq/heddle/grants/usecasekind/usecaselive"
+
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/usecase"
 
@@ -81,8 +81,7 @@ func run(ctx context.Context, w io.Writer) error {
 	}
 
 	rt, err := runtime.Open(ctx, p, runtime.Options{
-		Logger:  slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		MCPUses: usecaselive.MCPUses(), // servers operations reach directly (none here)
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		// Destructive tools need approval (policies.approval: ask); a real
 		// application asks a human. This one approves and says so.
 		Approver: func(_ context.Context, req runtime.ApprovalRequest) (bool, error) {

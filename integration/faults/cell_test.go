@@ -21,6 +21,7 @@ import (
 	"github.com/heddlehq/heddle/internal/plantest"
 	"github.com/heddlehq/heddle/internal/testmcp"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 )
 
 // defaultBudget is the cells' ai.startup_timeout_ms.
@@ -203,7 +204,7 @@ func (c *cell) args() map[string]any {
 func (c *cell) state() string {
 	for _, d := range c.rt.Health().Dependencies {
 		if d.Name == "x" {
-			if d.State == runtime.StateReady {
+			if d.State == driver.StateReady {
 				return "ready"
 			}
 			return string(d.State) + " " + string(d.Code)

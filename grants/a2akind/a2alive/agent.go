@@ -17,7 +17,7 @@ import (
 	authlive "github.com/heddlehq/heddle/auth/authlive"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants/a2akind"
-	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 )
 
 // agent is one remote agent, shared by every grant of it. Its card, and the
@@ -38,12 +38,12 @@ type agent struct {
 	tool    *mcp.Tool
 	gen     uint64
 	code    diag.Code // why it is down
-	reason  string    // runtime.Reason of why it is down
-	state   runtime.State
+	reason  string    // driver.Reason of why it is down
+	state   driver.State
 	since   time.Time // when state last changed
 	fetched time.Time
 
-	sup *runtime.Supervisor // fetches the card again while the agent is down
+	sup *driver.Supervisor // fetches the card again while the agent is down
 }
 
 func newAgent(inst *instance, name string, spec *a2akind.Agent, base http.RoundTripper, strat authlive.Strategy) (*agent, error) {
@@ -56,9 +56,9 @@ func newAgent(inst *instance, name string, spec *a2akind.Agent, base http.RoundT
 		rt = strat.Wrap(base)
 	}
 	a := &agent{inst: inst, name: name, spec: spec, origin: &url.URL{Scheme: u.Scheme, Host: u.Host}, strat: strat,
-		state: runtime.StateConnecting, since: time.Now(), code: diag.A2AAgentUnreachable}
+		state: driver.StateConnecting, since: time.Now(), code: diag.A2AAgentUnreachable}
 	a.client = &http.Client{Transport: rt, CheckRedirect: a.checkRedirect}
-	a.sup = runtime.NewSupervisor(inst.ctx, a.refetch, nil)
+	a.sup = driver.NewSupervisor(inst.ctx, a.refetch, nil)
 	a.tool = a.describe(nil)
 	a.gen = 1
 	return a, nil
@@ -88,20 +88,21 @@ func (a *agent) connect(ctx context.Context) error {
 	defer a.mu.Unlock()
 	if err != nil {
 		coded := diag.Wrap(diag.A2AAgentUnreachable, err, "remote agent %s: %s", a.name, safeReason(err, a.origin.Host))
-		a.setState(runtime.StateDown)
-		a.code, a.reason = diag.A2AAgentUnreachable, runtime.Reason(coded, a.name)
+		a.setState(driver.StateDown)
+		a.code, a.reason = diag.A2AAgentUnreachable, driver.Reason(coded, a.name)
 		return coded
 	}
-	a.setState(runtime.StateReady)
+	a.setState(driver.StateReady)
 	a.ep, a.code, a.reason, a.fetched = ep, "", "", time.Now()
 	a.tool = a.describe(c)
 	a.gen++
+	a.inst.events.Stale(a.name) // the card may describe the agent anew
 	return nil
 }
 
 // setState moves the agent to st; since moves only when the state changes.
 // a.mu is held.
-func (a *agent) setState(st runtime.State) {
+func (a *agent) setState(st driver.State) {
 	if a.state != st {
 		a.state, a.since = st, time.Now()
 	}
@@ -122,20 +123,21 @@ func (a *agent) markDown() {
 		a.mu.Unlock()
 		return
 	}
-	a.setState(runtime.StateDown)
+	a.setState(driver.StateDown)
 	a.ep, a.code, a.reason = nil, diag.A2AAgentUnreachable, "a call could not reach it; fetching its card again"
 	a.gen++
 	a.mu.Unlock()
+	a.inst.events.Stale(a.name)
 	a.inst.log.Warn("remote agent unavailable", "agent", a.name, "code", diag.A2AAgentUnreachable)
 	a.sup.Wake()
 }
 
 // recheck has the supervisor fetch the card now and waits for it: within
-// ctx, at most runtime.RecheckWait, and at most half of what is left of
+// ctx, at most driver.RecheckWait, and at most half of what is left of
 // ctx, so that a call with a short deadline is refused rather than timed
 // out. It returns the endpoint, or nil while the agent is still down.
 func (a *agent) recheck(ctx context.Context) *endpoint {
-	wait := runtime.RecheckWait
+	wait := driver.RecheckWait
 	if d, ok := ctx.Deadline(); ok {
 		wait = min(wait, time.Until(d)/2)
 	}
@@ -170,13 +172,13 @@ func (a *agent) tools() ([]*mcp.Tool, uint64) {
 	return []*mcp.Tool{a.tool}, a.gen
 }
 
-func (a *agent) status() runtime.Dependency {
+func (a *agent) status() driver.Dependency {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	since := a.since.UTC().Truncate(time.Millisecond)
-	d := runtime.Dependency{Name: a.name, Kind: KindName, State: a.state, Since: &since, Required: a.spec.Required, Tools: 1,
+	d := driver.Dependency{Name: a.name, Kind: KindName, State: a.state, Since: &since, Required: a.spec.Required, Tools: 1,
 		Agents: slices.Clone(a.spec.GrantedTo)}
-	if a.state != runtime.StateReady {
+	if a.state != driver.StateReady {
 		d.Code, d.Reason = a.code, a.reason
 	}
 	if !a.fetched.IsZero() {

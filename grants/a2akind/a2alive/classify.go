@@ -1,9 +1,8 @@
 package a2alive
 
 import (
+	"github.com/heddlehq/heddle/runtime/driver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/heddlehq/heddle/runtime"
 )
 
 // classified returns the agent's tool with the operator's classification
@@ -14,7 +13,7 @@ func (a *agent) classified(t *mcp.Tool) *mcp.Tool {
 	if o == nil {
 		return t
 	}
-	c := runtime.ClassifyAnnotations(t)
+	c := driver.ClassifyAnnotations(t)
 	d, ro, idem := o.Apply(c.Destructive, c.ReadOnly, c.Idempotent)
 	an := *t.Annotations
 	an.DestructiveHint, an.ReadOnlyHint, an.IdempotentHint = &d, ro, idem
@@ -23,12 +22,12 @@ func (a *agent) classified(t *mcp.Tool) *mcp.Tool {
 }
 
 // Classify says whether the agent's tool is classified by the operator.
-func (s *source) Classify(t *mcp.Tool) runtime.Classification {
-	c := runtime.ClassifyAnnotations(t)
+func (s *source) Classify(t *mcp.Tool) driver.Classification {
+	c := driver.ClassifyAnnotations(t)
 	if s.a.spec.Classification != nil {
-		c.By = runtime.ClassifiedByOverride
+		c.By = driver.ClassifiedByOverride
 	}
 	return c
 }
 
-var _ runtime.ClassifyingSource = (*source)(nil)
+var _ driver.ClassifyingSource = (*source)(nil)

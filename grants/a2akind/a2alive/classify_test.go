@@ -6,6 +6,7 @@ import (
 
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 )
 
 // TestClassificationOverride: an agent's tool is not destructive unless
@@ -19,7 +20,7 @@ func TestClassificationOverride(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tools) != 1 || !tools[0].Destructive || tools[0].ClassifiedBy != runtime.ClassifiedByOverride {
+	if len(tools) != 1 || !tools[0].Destructive || tools[0].ClassifiedBy != driver.ClassifiedByOverride {
 		t.Fatalf("tools = %+v, want one destructive tool classified by override", tools)
 	}
 	if res := call(t, ts, "hello"); runtime.RefusalCode(res) != diag.ToolApprovalRequired {
@@ -28,7 +29,7 @@ func TestClassificationOverride(t *testing.T) {
 
 	_, ts = open(t, api("echo", f.srv.URL, ""), "capabilities: [{kind: a2a, agent: echo}]\npolicies: {approval: ask}\n")
 	tools, _ = ts.Tools(context.Background())
-	if len(tools) != 1 || tools[0].Destructive || tools[0].ClassifiedBy != runtime.ClassifiedByServer {
+	if len(tools) != 1 || tools[0].Destructive || tools[0].ClassifiedBy != driver.ClassifiedByServer {
 		t.Fatalf("tools = %+v, want one tool classified by its source, not destructive", tools)
 	}
 	if res := call(t, ts, "hello"); res.IsError {

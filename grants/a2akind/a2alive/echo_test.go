@@ -15,6 +15,7 @@ import (
 
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 )
 
 // echoDir holds the A2A echo agent built on npm's @a2a-js/sdk: a peer
@@ -113,7 +114,7 @@ func TestEchoAgent(t *testing.T) {
 			t.Errorf("%q: %q (isError %v), want %q", msg, text(res), res.IsError, want)
 		}
 	}
-	if d := rt.Health().Dependencies[0]; d.State != runtime.StateReady || d.Kind != "a2a" {
+	if d := rt.Health().Dependencies[0]; d.State != driver.StateReady || d.Kind != "a2a" {
 		t.Errorf("health: %+v", d)
 	}
 

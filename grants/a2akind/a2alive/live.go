@@ -69,7 +69,7 @@ import (
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants/a2akind"
 	"github.com/heddlehq/heddle/plan"
-	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 )
 
 // KindName is the grant kind this package serves.
@@ -83,8 +83,8 @@ type Kind struct{}
 // cannot be built (a secret that does not resolve) is an error, whatever
 // the agent's required setting; an agent that cannot be reached is a
 // Failure, Fatal when the agent is required.
-func (Kind) Open(ctx context.Context, env runtime.KindEnv) (runtime.Instance, []*runtime.Failure, error) {
-	inst := &instance{log: env.Logger, agents: map[string]*agent{}, startup: env.Plan.Startup.TimeoutMS}
+func (Kind) Open(ctx context.Context, env driver.Env) (driver.Instance, []*driver.Failure, error) {
+	inst := &instance{log: env.Logger, agents: map[string]*agent{}, startup: env.Plan.Startup.TimeoutMS, events: env.Events}
 	inst.tp, inst.tracer = tracerOf(env)
 	inst.ctx, inst.stop = context.WithCancel(env.Closing)
 	base := env.HTTPTransport
@@ -96,7 +96,7 @@ func (Kind) Open(ctx context.Context, env runtime.KindEnv) (runtime.Instance, []
 	var (
 		mu       sync.Mutex
 		errs     []error
-		failures []*runtime.Failure
+		failures []*driver.Failure
 		wg       sync.WaitGroup
 	)
 	agents := a2akind.PlanAgents(env.Plan)
@@ -131,7 +131,7 @@ func (Kind) Open(ctx context.Context, env runtime.KindEnv) (runtime.Instance, []
 			mu.Unlock()
 			if err := a.connect(ctx); err != nil {
 				mu.Lock()
-				failures = append(failures, &runtime.Failure{Server: name, Err: err, Fatal: spec.Required})
+				failures = append(failures, &driver.Failure{Name: name, Err: err, Fatal: spec.Required})
 				mu.Unlock()
 			}
 		}()
@@ -140,18 +140,18 @@ func (Kind) Open(ctx context.Context, env runtime.KindEnv) (runtime.Instance, []
 	if len(errs) > 0 {
 		return inst, nil, errors.Join(errs...)
 	}
-	slices.SortFunc(failures, func(a, b *runtime.Failure) int {
+	slices.SortFunc(failures, func(a, b *driver.Failure) int {
 		switch {
-		case a.Server < b.Server:
+		case a.Name < b.Name:
 			return -1
-		case a.Server > b.Server:
+		case a.Name > b.Name:
 			return 1
 		}
 		return 0
 	})
 	for _, f := range failures {
 		if !f.Fatal {
-			inst.agents[f.Server].sup.Wake()
+			inst.agents[f.Name].sup.Wake()
 		}
 	}
 	return inst, failures, nil
@@ -179,6 +179,7 @@ type instance struct {
 	startup int               // ms: the budget of one background attempt
 	tp      trace.TracerProvider
 	tracer  trace.Tracer
+	events  driver.Events // told when an agent's tool changes
 
 	// ctx ends when the runtime closes or the instance does; supervisors
 	// stop then.
@@ -190,7 +191,7 @@ type instance struct {
 }
 
 // Source returns the tool of one grant: its remote agent.
-func (i *instance) Source(ag *plan.Agent, g plan.Grant) (runtime.Source, error) {
+func (i *instance) Source(ag *plan.Agent, g plan.Grant) (driver.Source, error) {
 	spec, ok := g.Spec.(*a2akind.Grant)
 	if !ok {
 		return nil, diag.New(diag.CapabilityKindUnknown, "agent %s: a2a grant has an unexpected spec", ag.Name)
@@ -203,8 +204,8 @@ func (i *instance) Source(ag *plan.Agent, g plan.Grant) (runtime.Source, error) 
 }
 
 // Status reports every opened remote agent.
-func (i *instance) Status() []runtime.Dependency {
-	out := make([]runtime.Dependency, 0, len(i.agents))
+func (i *instance) Status() []driver.Dependency {
+	out := make([]driver.Dependency, 0, len(i.agents))
 	for _, name := range slices.Sorted(maps.Keys(i.agents)) {
 		out = append(out, i.agents[name].status())
 	}
@@ -252,7 +253,7 @@ func (i *instance) Close() error {
 }
 
 var (
-	_ runtime.Kind      = Kind{}
-	_ runtime.Instance  = (*instance)(nil)
-	_ runtime.Rechecker = (*instance)(nil)
+	_ driver.Kind      = Kind{}
+	_ driver.Instance  = (*instance)(nil)
+	_ driver.Rechecker = (*instance)(nil)
 )

@@ -21,6 +21,7 @@ import (
 	"github.com/heddlehq/heddle/internal/plantest"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -140,7 +141,7 @@ func TestToolDefinition(t *testing.T) {
 		t.Errorf("no message: %v, want TOOL_ARGS_INVALID", res)
 	}
 	h := rt.Health()
-	if len(h.Dependencies) != 1 || h.Dependencies[0].Kind != "a2a" || h.Dependencies[0].State != runtime.StateReady ||
+	if len(h.Dependencies) != 1 || h.Dependencies[0].Kind != "a2a" || h.Dependencies[0].State != driver.StateReady ||
 		!h.Dependencies[0].Required || !slices.Equal(h.Dependencies[0].Agents, []string{"a"}) || !h.Ready {
 		t.Errorf("health = %+v", h)
 	}
@@ -224,7 +225,7 @@ func TestUnreachable(t *testing.T) {
 		_, err = runtime.Open(context.Background(), compilePlan(t, api("echo", "http://"+addr, ""),
 			map[string]string{"a": `capabilities: [{kind: a2a, agent: echo}]`}), opts)
 		var se *runtime.StartupError
-		if !errors.As(err, &se) || len(se.Failures) != 1 || se.Failures[0].Server != "echo" || !diag.Has(err, diag.A2AAgentUnreachable) {
+		if !errors.As(err, &se) || len(se.Failures) != 1 || se.Failures[0].Name != "echo" || !diag.Has(err, diag.A2AAgentUnreachable) {
 			t.Fatalf("required: err = %v, want A2A_AGENT_UNREACHABLE for echo", err)
 		}
 		// It says why, naming the host and port (never the URL, whose path
@@ -239,14 +240,14 @@ func TestUnreachable(t *testing.T) {
 			t.Fatalf("optional, down: %v, want TOOL_UNAVAILABLE", res)
 		}
 		h := rt.Health()
-		if d := h.Dependencies[0]; d.State == runtime.StateReady || d.Code != diag.A2AAgentUnreachable || d.Required || !h.Ready {
+		if d := h.Dependencies[0]; d.State == driver.StateReady || d.Code != diag.A2AAgentUnreachable || d.Required || !h.Ready {
 			t.Errorf("health = %+v", h)
 		}
 
 		// The agent comes up at that address after a while: the supervisor
 		// finds it within its longest backoff, with no call to wake it.
 		time.Sleep(time.Minute)
-		if rt.Health().Dependencies[0].State == runtime.StateReady {
+		if rt.Health().Dependencies[0].State == driver.StateReady {
 			t.Fatal("ready while nothing listens")
 		}
 		l, err = n.Listen(addr)
@@ -257,10 +258,10 @@ func TestUnreachable(t *testing.T) {
 		up := &httptest.Server{Listener: l, Config: &http.Server{Handler: f.srv.Config.Handler}}
 		up.Start()
 		defer up.Close()
-		time.Sleep(runtime.DefaultBackoffMax)
+		time.Sleep(driver.DefaultBackoffMax)
 		synctest.Wait() // the attempt that the backoff allowed has ended
-		if d := rt.Health().Dependencies[0]; d.State != runtime.StateReady {
-			t.Fatalf("%v after the agent came up: %+v, want ready", runtime.DefaultBackoffMax, d)
+		if d := rt.Health().Dependencies[0]; d.State != driver.StateReady {
+			t.Fatalf("%v after the agent came up: %+v, want ready", driver.DefaultBackoffMax, d)
 		}
 		if res := call(t, ts, "hello"); text(res) != "echo: hello" {
 			t.Errorf("after recovery: %q", text(res))
@@ -272,7 +273,7 @@ func TestUnreachable(t *testing.T) {
 		if res := call(t, ts, "hello"); runtime.RefusalCode(res) != diag.ToolUnavailable {
 			t.Errorf("after it went away: %v, want TOOL_UNAVAILABLE", res)
 		}
-		if rt.Health().Dependencies[0].State == runtime.StateReady {
+		if rt.Health().Dependencies[0].State == driver.StateReady {
 			t.Error("the agent is still ready")
 		}
 	})
@@ -358,7 +359,7 @@ func TestRecheckedByCall(t *testing.T) {
 		}
 		lost := time.Now()
 		d := rt.Health().Dependencies[0]
-		if rt.Health().Ready || d.State != runtime.StateDown || d.Since == nil || d.Since.After(lost) {
+		if rt.Health().Ready || d.State != driver.StateDown || d.Since == nil || d.Since.After(lost) {
 			t.Fatalf("right after the failed call: ready %v, %+v; want down, since the call", rt.Health().Ready, d)
 		}
 		time.Sleep(10 * time.Minute)
@@ -374,7 +375,7 @@ func TestRecheckedByCall(t *testing.T) {
 		if res := call(t, ts, "hello"); text(res) != "echo: hello" {
 			t.Fatalf("the first call once it was back: %v", res)
 		}
-		if waited := time.Since(start); waited > runtime.DefaultBackoffFirst {
+		if waited := time.Since(start); waited > driver.DefaultBackoffFirst {
 			t.Errorf("the first call once it was back waited %v", waited)
 		}
 		if !rt.Health().Ready {

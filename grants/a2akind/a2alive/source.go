@@ -8,7 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/heddlehq/heddle/diag"
-	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 )
 
 // source is one grant of a remote agent: its one tool. Grants of one agent
@@ -27,10 +27,10 @@ func (s *source) Tools(context.Context) ([]*mcp.Tool, uint64, error) {
 	return tools, gen, nil
 }
 
-// TransportTimeout is the agent's timeout_ms: the wait for one call,
-// polling included.
-func (s *source) TransportTimeout() time.Duration {
-	return time.Duration(s.a.spec.TimeoutMS) * time.Millisecond
+// Timing is the agent's timeout_ms: the wait for one call, polling
+// included.
+func (s *source) Timing() driver.Timing {
+	return driver.Timing{Timeout: time.Duration(s.a.spec.TimeoutMS) * time.Millisecond}
 }
 
 // MaxResultBytes caps an answer as an MCP server's result is capped.
@@ -44,14 +44,14 @@ func (s *source) Down() bool { return s.a.endpoint() == nil }
 func (s *source) Wake() { s.a.sup.Wake() }
 
 // Recheck has the agent's card fetched now and waits for it (within ctx,
-// at most runtime.RecheckWait); it reports whether the agent is up.
+// at most driver.RecheckWait); it reports whether the agent is up.
 func (s *source) Recheck(ctx context.Context) bool { return s.a.recheck(ctx) != nil }
 
 // Call sends args.message to the agent and returns its answer. An agent
 // that is down is re-checked first — its card is fetched now, and the call
 // waits a moment for that — so that an agent that is back serves the call
 // whatever the backoff says.
-func (s *source) Call(ctx context.Context, _ *mcp.Tool, args map[string]any) (*mcp.CallToolResult, error) {
+func (s *source) Call(ctx context.Context, _ *mcp.Tool, args map[string]any, _ driver.CallOptions) (*mcp.CallToolResult, error) {
 	ep := s.a.endpoint()
 	if ep == nil {
 		ep = s.a.recheck(ctx)
@@ -82,9 +82,9 @@ func (s *source) Call(ctx context.Context, _ *mcp.Tool, args map[string]any) (*m
 }
 
 var (
-	_ runtime.Source           = (*source)(nil)
-	_ runtime.TimedSource      = (*source)(nil)
-	_ runtime.CappedSource     = (*source)(nil)
-	_ runtime.FallibleSource   = (*source)(nil)
-	_ runtime.RecheckingSource = (*source)(nil)
+	_ driver.Source           = (*source)(nil)
+	_ driver.TimedSource      = (*source)(nil)
+	_ driver.CappedSource     = (*source)(nil)
+	_ driver.FallibleSource   = (*source)(nil)
+	_ driver.RecheckingSource = (*source)(nil)
 )

@@ -5,13 +5,12 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/heddlehq/heddle/runtime/driver"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
-
-	"github.com/heddlehq/heddle/runtime"
 )
 
 // The attributes of an A2A request's span. OpenTelemetry has no
@@ -26,7 +25,7 @@ const (
 // agent, a child of the call's execute_tool span in ctx, and sends its W3C
 // trace context in req's traceparent and tracestate headers.
 func (a *agent) startRPC(ctx context.Context, req *http.Request, ep *endpoint, method string, id int64) trace.Span {
-	if runtime.Untraced(ctx, a.inst.tp) {
+	if driver.Untraced(ctx, a.inst.tp) {
 		return trace.SpanFromContext(ctx)
 	}
 	ctx, span := a.inst.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindClient))
@@ -57,14 +56,14 @@ func (a *agent) startRPC(ctx context.Context, req *http.Request, ep *endpoint, m
 // model reads as the agent's failure, and the heddle code (or timeout,
 // cancelled) for a request that failed.
 func endRPC(span trace.Span, ans *answer, err error) {
-	runtime.EndSpan(span, runtime.ErrorType(err, ans != nil && ans.isError))
+	driver.EndSpan(span, driver.ErrorType(err, ans != nil && ans.isError))
 }
 
 // tracerOf is the tracer of the kind's spans.
-func tracerOf(env runtime.KindEnv) (trace.TracerProvider, trace.Tracer) {
+func tracerOf(env driver.Env) (trace.TracerProvider, trace.Tracer) {
 	tp := env.TracerProvider
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
-	return tp, tp.Tracer(runtime.TracerName)
+	return tp, tp.Tracer(driver.TracerName)
 }

@@ -5,7 +5,7 @@ import (
 
 	"github.com/heddlehq/heddle/grants"
 	"github.com/heddlehq/heddle/grants/mcpkind"
-	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 )
 
 // classOf classifies a tool as the server described it, in four steps,
@@ -21,13 +21,13 @@ import (
 //  3. read_only_tools, idempotent_tools, destructive_tools, in that order
 //     (override);
 //  4. the tools: map's entry for the tool (override).
-func classOf(spec *mcpkind.Server, t *mcp.Tool, sent sentHints, known bool) runtime.Classification {
-	c := runtime.ClassifyAnnotations(t)
+func classOf(spec *mcpkind.Server, t *mcp.Tool, sent sentHints, known bool) driver.Classification {
+	c := driver.ClassifyAnnotations(t)
 	if a := t.Annotations; a != nil && known && !sent.readOnly && a.DestructiveHint == nil {
 		c.Destructive = false // neither hint was sent: not destructive
 	}
 	if spec.Untrusted {
-		c = runtime.Classification{Destructive: true, By: runtime.ClassifiedByUntrusted}
+		c = driver.Classification{Destructive: true, By: driver.ClassifiedByUntrusted}
 	}
 	var overrides []grants.ToolOverride
 	yes := true
@@ -45,7 +45,7 @@ func classOf(spec *mcpkind.Server, t *mcp.Tool, sent sentHints, known bool) runt
 	}
 	for _, o := range overrides {
 		c.Destructive, c.ReadOnly, c.Idempotent = o.Apply(c.Destructive, c.ReadOnly, c.Idempotent)
-		c.By = runtime.ClassifiedByOverride
+		c.By = driver.ClassifiedByOverride
 	}
 	return c
 }
@@ -54,8 +54,8 @@ func classOf(spec *mcpkind.Server, t *mcp.Tool, sent sentHints, known bool) runt
 // hints say c, explicitly, so that whatever reads them (approval, the
 // resending of a call, the MCP facade) agrees — or t itself when its
 // annotations already say c.
-func classified(t *mcp.Tool, c runtime.Classification) *mcp.Tool {
-	if d := runtime.ClassifyAnnotations(t); d.Destructive == c.Destructive && d.ReadOnly == c.ReadOnly && d.Idempotent == c.Idempotent {
+func classified(t *mcp.Tool, c driver.Classification) *mcp.Tool {
+	if d := driver.ClassifyAnnotations(t); d.Destructive == c.Destructive && d.ReadOnly == c.ReadOnly && d.Idempotent == c.Idempotent {
 		return t
 	}
 	n := *t
@@ -71,7 +71,7 @@ func classified(t *mcp.Tool, c runtime.Classification) *mcp.Tool {
 
 // classify classifies one of the server's tools, and returns it as the
 // toolset is to see it.
-func (s *server) classify(t *mcp.Tool) (*mcp.Tool, runtime.Classification) {
+func (s *server) classify(t *mcp.Tool) (*mcp.Tool, driver.Classification) {
 	sent, known := s.hints.sent(t.Name)
 	c := classOf(s.spec, t, sent, known)
 	return classified(t, c), c
@@ -79,15 +79,15 @@ func (s *server) classify(t *mcp.Tool) (*mcp.Tool, runtime.Classification) {
 
 // Classify says where a tool's classification came from; its flags are
 // those of the annotations Tools gave it.
-func (m *source) Classify(t *mcp.Tool) runtime.Classification {
-	c := runtime.ClassifyAnnotations(t)
+func (m *source) Classify(t *mcp.Tool) driver.Classification {
+	c := driver.ClassifyAnnotations(t)
 	m.mu.Lock()
 	c.By = m.by[t.Name]
 	m.mu.Unlock()
 	if c.By == "" {
-		c.By = runtime.ClassifiedByServer
+		c.By = driver.ClassifiedByServer
 	}
 	return c
 }
 
-var _ runtime.ClassifyingSource = (*source)(nil)
+var _ driver.ClassifyingSource = (*source)(nil)

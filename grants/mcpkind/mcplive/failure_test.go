@@ -25,6 +25,7 @@ import (
 	"github.com/heddlehq/heddle/internal/plantest"
 	"github.com/heddlehq/heddle/internal/testmcp"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 )
 
 // oneAgent grants server s to agent x.
@@ -40,7 +41,7 @@ func failure(t *testing.T, api string, opts runtime.Options) error {
 		t.Fatal("Open succeeded, want server s to fail start-up")
 	}
 	var se *runtime.StartupError
-	if !errors.As(err, &se) || len(se.Failures) != 1 || se.Failures[0].Server != "s" {
+	if !errors.As(err, &se) || len(se.Failures) != 1 || se.Failures[0].Name != "s" {
 		t.Fatalf("Open: %v, want one start-up failure of server s", err)
 	}
 	return se.Failures[0].Err
@@ -356,7 +357,7 @@ func TestConnectionFailureMarksDown(t *testing.T) {
 				t.Fatalf("right after the failed call: down = %v, want %v", down, tc.down)
 			}
 			if tc.down {
-				if d := rt.Health().Dependencies[0]; d.State != runtime.StateDown || d.Since == nil {
+				if d := rt.Health().Dependencies[0]; d.State != driver.StateDown || d.Since == nil {
 					t.Errorf("s in the report: %+v, want down with a since", d)
 				}
 			}

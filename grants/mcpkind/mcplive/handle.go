@@ -11,20 +11,45 @@ import (
 
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/grants/mcpkind"
 	"github.com/heddlehq/heddle/internal/calldeadline"
 	"github.com/heddlehq/heddle/internal/resultcap"
-	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 )
 
-// handle is application code's direct view of one server
-// (runtime.MCPHandle): the same shared client agents use.
-type handle struct {
+// Handle is application code's direct, filtered view of one MCP server:
+// the same shared client agents use (no second connection), with no model
+// in between. Failures are errors with codes, never refusal results: there
+// is no model to read them. A Handle is safe for concurrent use.
+type Handle struct {
 	src     *source
 	timeout time.Duration // the supervisor's deadline of one call
 }
 
-// MCP returns a handle on server, limited to the tools matching include.
-func (i *instance) MCP(server string, include []string) (runtime.MCPHandle, error) {
+// Instances are the opened kinds of a runtime, by name: a *runtime.Runtime.
+type Instances interface {
+	Instance(kind string) (driver.Instance, bool)
+}
+
+// NewHandle returns a handle on server, limited to the tools matching
+// include (none: every tool), from the mcp kind rt opened. The server must
+// be one rt opened: granted to an agent, or declared in Kind.Uses, where
+// its filters were checked at start-up. Patterns are checked again against
+// what the server offers, so a handle whose filter matches nothing fails
+// now with MCP_FILTER_UNMATCHED rather than later.
+//
+//	runbooks, err := mcplive.NewHandle(rt, "runbooks", "search_*")
+func NewHandle(rt Instances, server string, include ...string) (*Handle, error) {
+	inst, _ := rt.Instance(mcpkind.Kind{}.Name())
+	i, ok := inst.(*instance)
+	if !ok {
+		return nil, diag.New(diag.MCPServerUnknown, "server %q is not opened by this runtime: it opens no MCP server", server)
+	}
+	return i.handle(server, include)
+}
+
+// handle returns a handle on server, limited to the tools matching include.
+func (i *instance) handle(server string, include []string) (*Handle, error) {
 	s := i.servers[server]
 	if s == nil {
 		return nil, diag.New(diag.MCPServerUnknown, "server %q is not opened by this runtime", server)
@@ -32,7 +57,7 @@ func (i *instance) MCP(server string, include []string) (runtime.MCPHandle, erro
 	if err := i.checkFilters(server, include, nil, "application code"); err != nil {
 		return nil, err
 	}
-	return &handle{src: &source{srv: s, inst: i, views: []view{{include: include}}}, timeout: i.handleTimeout(server)}, nil
+	return &Handle{src: &source{srv: s, inst: i, views: []view{{include: include}}}, timeout: i.handleTimeout(server)}, nil
 }
 
 // handleTimeout is the supervisor's deadline of a call through a handle on
@@ -40,7 +65,7 @@ func (i *instance) MCP(server string, include []string) (runtime.MCPHandle, erro
 // policies.tool_timeout_ms's default.
 func (i *instance) handleTimeout(server string) time.Duration {
 	d := time.Duration(config.DefaultToolTimeoutMS) * time.Millisecond
-	for _, u := range i.env.MCPUses {
+	for _, u := range i.uses {
 		if u.Server == server && u.ToolTimeout > 0 {
 			d = min(d, u.ToolTimeout)
 		}
@@ -49,7 +74,7 @@ func (i *instance) handleTimeout(server string) time.Duration {
 }
 
 // Tools lists the handle's tools, as the server describes them.
-func (h *handle) Tools(ctx context.Context) ([]*mcp.Tool, error) {
+func (h *Handle) Tools(ctx context.Context) ([]*mcp.Tool, error) {
 	_, orig, _, err := h.src.list(ctx)
 	if err != nil {
 		return nil, err
@@ -60,7 +85,7 @@ func (h *handle) Tools(ctx context.Context) ([]*mcp.Tool, error) {
 // Call calls one of the handle's tools by its own name, under the
 // supervisor's deadline (TOOL_TIMEOUT, as an agent's call) and the
 // server's timeout_ms (TRANSPORT_TIMEOUT), whichever comes first.
-func (h *handle) Call(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
+func (h *Handle) Call(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
 	sctx, cancel := context.WithTimeoutCause(ctx, h.timeout, errSupervisor)
 	defer cancel()
 	res, err := h.call(sctx, name, args)
@@ -74,7 +99,7 @@ func (h *handle) Call(ctx context.Context, name string, args map[string]any) (*m
 // supervisor's deadline ended.
 var errSupervisor = errors.New("the supervisor's deadline passed")
 
-func (h *handle) call(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
+func (h *Handle) call(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
 	tools, _, _, err := h.src.list(ctx)
 	if err != nil {
 		return nil, err
@@ -87,8 +112,8 @@ func (h *handle) call(ctx context.Context, name string, args map[string]any) (*m
 		return nil, err
 	}
 	defer h.src.LeaveCall()
-	scope := calldeadline.New(ctx, time.Now().Add(h.src.TransportTimeout()), h.src.Lingers())
-	res, err := h.src.call(scope.Context(), tools[i], args)
+	scope := calldeadline.New(ctx, time.Now().Add(h.src.transportTimeout()), h.src.lingers())
+	res, err := h.src.call(scope.Context(), tools[i], args, nil)
 	scope.End(err == nil)
 	switch {
 	case err == nil:
@@ -102,7 +127,7 @@ func (h *handle) call(ctx context.Context, name string, args map[string]any) (*m
 }
 
 // session returns the server's live session for listings.
-func (h *handle) session(ctx context.Context) (*mcp.ClientSession, func(), error) {
+func (h *Handle) session(ctx context.Context) (*mcp.ClientSession, func(), error) {
 	release, ok := h.src.srv.acquire()
 	if !ok {
 		return nil, nil, diag.New(diag.ToolUnavailable, "server %s is closed", h.src.Name())
@@ -116,7 +141,7 @@ func (h *handle) session(ctx context.Context) (*mcp.ClientSession, func(), error
 }
 
 // Resources lists every resource the server offers (every page).
-func (h *handle) Resources(ctx context.Context) ([]*mcp.Resource, error) {
+func (h *Handle) Resources(ctx context.Context) ([]*mcp.Resource, error) {
 	sess, release, err := h.session(ctx)
 	if err != nil {
 		return nil, err
@@ -136,7 +161,7 @@ func (h *handle) Resources(ctx context.Context) ([]*mcp.Resource, error) {
 }
 
 // ReadResource reads one resource.
-func (h *handle) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
+func (h *Handle) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
 	sess, release, err := h.session(ctx)
 	if err != nil {
 		return nil, err
@@ -146,7 +171,7 @@ func (h *handle) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourc
 }
 
 // Prompts lists every prompt the server offers (every page).
-func (h *handle) Prompts(ctx context.Context) ([]*mcp.Prompt, error) {
+func (h *Handle) Prompts(ctx context.Context) ([]*mcp.Prompt, error) {
 	sess, release, err := h.session(ctx)
 	if err != nil {
 		return nil, err
@@ -166,7 +191,7 @@ func (h *handle) Prompts(ctx context.Context) ([]*mcp.Prompt, error) {
 }
 
 // GetPrompt gets one prompt with its arguments.
-func (h *handle) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+func (h *Handle) GetPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
 	sess, release, err := h.session(ctx)
 	if err != nil {
 		return nil, err
@@ -174,5 +199,3 @@ func (h *handle) GetPrompt(ctx context.Context, name string, args map[string]str
 	defer release()
 	return sess.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
 }
-
-var _ runtime.MCPHandle = (*handle)(nil)

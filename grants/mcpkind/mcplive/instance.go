@@ -43,6 +43,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -59,16 +60,69 @@ import (
 	"github.com/heddlehq/heddle/grants/mcpkind"
 	"github.com/heddlehq/heddle/internal/childproc"
 	"github.com/heddlehq/heddle/plan"
-	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 )
 
-// Kind is the live half of the mcp kind.
-type Kind struct{}
+// Kind is the live half of the mcp kind. Its fields are the kind's own
+// settings, set where the set of kinds is built (package builtin); the
+// zero Kind declines elicitation and sampling, dials the plan's
+// transports, and opens no server for application code.
+type Kind struct {
+	// Elicitation answers servers' elicitation requests. nil declines.
+	Elicitation func(ctx context.Context, server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error)
+	// Sampling answers servers' sampling requests (revisions before
+	// 2026-07-28 send them). nil declines.
+	Sampling func(ctx context.Context, server string, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error)
+	// Dial, when set, supplies the transport of every connection attempt to
+	// the server it names, instead of the plan's (tests use in-memory
+	// transports through it).
+	Dial func(server string) mcp.Transport
+	// Uses, when set, returns the servers application code reaches
+	// directly (through a Handle): they are opened, verified and
+	// health-checked like an agent's grants. It is called once per Open.
+	Uses func() []Use
+	// Eager connects the servers declared connect: lazy at start-up like
+	// the others, with no need for their pins: heddle lock does, to pin
+	// what they offer.
+	Eager bool
+	// OnOperation, when set, is told of every request sent to a server
+	// (for metrics). It runs on the sender's goroutine and must not block.
+	OnOperation func(Operation)
+}
+
+// Use declares one direct use of a server by application code.
+type Use struct {
+	Server  string
+	Include []string
+	// ToolTimeout is the supervisor's deadline of one call through a
+	// handle on Server, as policies.tool_timeout_ms is an agent's: past it
+	// the call fails TOOL_TIMEOUT. Default 25s (tool_timeout_ms's
+	// default); the smallest of several uses of one server applies.
+	ToolTimeout time.Duration
+}
+
+// Operation describes one request heddle sent to an MCP server, for the
+// mcp.client.operation.duration metric (Kind.OnOperation). It carries
+// names and codes only.
+type Operation struct {
+	Server string
+	// Method is the request's MCP method: initialize, tools/list,
+	// tools/call, …
+	Method string
+	// Transport is network.transport: pipe (stdio) or tcp.
+	Transport string
+	// ErrorType is "" for a request that succeeded, else its error.type
+	// (tool_error, a JSON-RPC error code, timeout, a heddle code).
+	ErrorType string
+	Duration  time.Duration
+}
 
 // instance is the mcp kind opened for one runtime: one server per granted
 // or declared MCP server. It is safe for concurrent use.
 type instance struct {
-	env      runtime.KindEnv
+	env      driver.Env
+	kind     Kind  // the settings it was opened with
+	uses     []Use // kind.Uses(), once
 	log      *slog.Logger
 	tp       trace.TracerProvider
 	tracer   trace.Tracer
@@ -81,19 +135,22 @@ type instance struct {
 }
 
 // Open opens every server an agent grants or application code declares
-// (KindEnv.MCPUses): secrets, auth and connection all concurrent, each
+// (Kind.Uses): secrets, auth and connection all concurrent, each
 // under ctx; then, when none failed fatally, it lists and verifies them
 // until env.Deadline (with a fresh budget when an optional server failed,
 // since its failure may have spent it).
-func (Kind) Open(ctx context.Context, env runtime.KindEnv) (runtime.Instance, []*runtime.Failure, error) {
-	return open(ctx, env, nil)
+func (k Kind) Open(ctx context.Context, env driver.Env) (driver.Instance, []*driver.Failure, error) {
+	return k.open(ctx, env, nil)
 }
 
 // open is Open, adopting from prev (nil at start-up) every server whose
 // connection is unchanged (Reopen).
-func open(ctx context.Context, env runtime.KindEnv, prev *instance) (runtime.Instance, []*runtime.Failure, error) {
-	inst := &instance{env: env, log: env.Logger, specs: mcpkind.PlanServers(env.Plan),
+func (k Kind) open(ctx context.Context, env driver.Env, prev *instance) (driver.Instance, []*driver.Failure, error) {
+	inst := &instance{env: env, kind: k, log: env.Logger, specs: mcpkind.PlanServers(env.Plan),
 		servers: map[string]*server{}, sources: map[string]*source{}}
+	if k.Uses != nil {
+		inst.uses = k.Uses()
+	}
 	inst.tp, inst.tracer = tracerOf(env)
 	names, err := inst.needed()
 	if err != nil {
@@ -106,7 +163,7 @@ func open(ctx context.Context, env runtime.KindEnv, prev *instance) (runtime.Ins
 			return inst, failures, nil
 		}
 		tolerated = true
-		inst.servers[f.Server].sup.Wake()
+		inst.servers[f.Name].sup.Wake()
 	}
 	vctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), env.Deadline)
 	if tolerated {
@@ -114,7 +171,7 @@ func open(ctx context.Context, env runtime.KindEnv, prev *instance) (runtime.Ins
 	}
 	defer cancel()
 	failures = append(failures, inst.verify(vctx)...)
-	if slices.ContainsFunc(failures, func(f *runtime.Failure) bool { return f.Fatal }) {
+	if slices.ContainsFunc(failures, func(f *driver.Failure) bool { return f.Fatal }) {
 		return inst, failures, nil
 	}
 	// Start-up is over: from now on a server that is not ready is its
@@ -126,7 +183,7 @@ func open(ctx context.Context, env runtime.KindEnv, prev *instance) (runtime.Ins
 }
 
 // needed returns the servers to open: every server an agent grants, and
-// every server application code declared in KindEnv.MCPUses.
+// every server application code declared in Kind.Uses.
 func (i *instance) needed() ([]string, error) {
 	set := map[string]bool{}
 	for _, a := range i.env.Plan.Agents {
@@ -136,13 +193,13 @@ func (i *instance) needed() ([]string, error) {
 			}
 		}
 	}
-	for _, u := range i.env.MCPUses {
+	for _, u := range i.uses {
 		if i.specs[u.Server] == nil {
 			return nil, diag.New(diag.MCPServerUnknown, "application code uses server %q, which the deployment does not declare", u.Server)
 		}
 		set[u.Server] = true
 	}
-	names := config.SortedKeys(set)
+	names := slices.Sorted(maps.Keys(set))
 	for _, n := range names {
 		if i.specs[n] == nil {
 			return nil, diag.New(diag.MCPServerUnknown, "server %q is granted but not in the plan", n)
@@ -153,8 +210,8 @@ func (i *instance) needed() ([]string, error) {
 
 // openServers opens every server concurrently, but those it adopts from
 // prev; it returns the failures.
-func (i *instance) openServers(ctx context.Context, names []string, prev *instance) []*runtime.Failure {
-	failures := make([]*runtime.Failure, len(names))
+func (i *instance) openServers(ctx context.Context, names []string, prev *instance) []*driver.Failure {
+	failures := make([]*driver.Failure, len(names))
 	var (
 		g  errgroup.Group
 		mu sync.Mutex
@@ -178,15 +235,15 @@ func (i *instance) openServers(ctx context.Context, names []string, prev *instan
 		})
 	}
 	_ = g.Wait()
-	return slices.DeleteFunc(failures, func(f *runtime.Failure) bool { return f == nil })
+	return slices.DeleteFunc(failures, func(f *driver.Failure) bool { return f == nil })
 }
 
 // open prepares and connects one server at start-up, and lists its tools at
 // once, overlapping other servers' handshakes (a listing that fails here is
 // tried again, and reported, by verify).
-func (s *server) open(ctx context.Context) *runtime.Failure {
+func (s *server) open(ctx context.Context) *driver.Failure {
 	if err := s.prepare(ctx); err != nil {
-		return &runtime.Failure{Server: s.name, Kind: "mcp", Err: err, Fatal: true}
+		return &driver.Failure{Name: s.name, Kind: "mcp", Err: err, Fatal: true}
 	}
 	if s.lazy {
 		return s.openIdle()
@@ -202,13 +259,13 @@ func (s *server) open(ctx context.Context) *runtime.Failure {
 	err := s.connect(ctx)
 	slow.Stop()
 	if err != nil {
-		return &runtime.Failure{Server: s.name, Kind: "mcp", Err: err, Fatal: s.spec.Required}
+		return &driver.Failure{Name: s.name, Kind: "mcp", Err: err, Fatal: s.spec.Required}
 	}
 	if _, _, err := s.refresh(ctx, true); err != nil && !s.connected() {
 		// The connection was lost while listing (the server crashed):
 		// verify lists only servers that are connected, so this one
 		// fails start-up here, as one that could not connect does.
-		return &runtime.Failure{Server: s.name, Kind: "mcp", Err: err, Fatal: s.spec.Required}
+		return &driver.Failure{Name: s.name, Kind: "mcp", Err: err, Fatal: s.spec.Required}
 	}
 	return nil
 }
@@ -222,7 +279,7 @@ const slowStartup = 2 * time.Second
 func (s *server) opened() {
 	s.mu.Lock()
 	s.opening = false
-	ready := s.state == runtime.StateReady || s.state == runtime.StateIdle
+	ready := s.state == driver.StateReady || s.state == driver.StateIdle
 	s.mu.Unlock()
 	if !ready {
 		s.sup.Wake()
@@ -235,10 +292,10 @@ const maxIdleConnsPerServer = 64
 
 func (i *instance) newServer(name string) *server {
 	spec := i.specs[name]
-	s := &server{inst: i, spec: spec, name: name, log: i.log, state: runtime.StateConnecting, since: time.Now(), opening: true, owners: []*instance{i},
-		lazy: spec.Connect == mcpkind.ConnectLazy && !i.env.Eager}
+	s := &server{inst: i, spec: spec, name: name, log: i.log, state: driver.StateConnecting, since: time.Now(), opening: true, owners: []*instance{i},
+		lazy: spec.Connect == mcpkind.ConnectLazy && !i.kind.Eager}
 	s.ctx, s.stop = context.WithCancel(context.Background())
-	s.sup = runtime.NewSupervisor(s.ctx, s.reconnect, nil)
+	s.sup = driver.NewSupervisor(s.ctx, s.reconnect, nil)
 	s.slots = newSlots(name, spec.MaxConcurrent)
 	s.stderr = childproc.NewStderrLog(i.log, name)
 	if spec.Transport != mcpkind.TransportStdio {
@@ -252,7 +309,7 @@ func (i *instance) newServer(name string) *server {
 		Logger:                      i.log,
 		Capabilities:                i.capabilities(),
 		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { s.markStale(); s.relist() },
-		ProgressNotificationHandler: progress,
+		ProgressNotificationHandler: s.progress,
 		ElicitationHandler:          i.elicitationHandler(name),
 		CreateMessageHandler:        i.samplingHandler(name),
 	})
@@ -263,30 +320,30 @@ func (i *instance) newServer(name string) *server {
 
 func (i *instance) capabilities() *mcp.ClientCapabilities {
 	caps := &mcp.ClientCapabilities{}
-	if i.env.Elicitation != nil {
+	if i.kind.Elicitation != nil {
 		caps.Elicitation = &mcp.ElicitationCapabilities{}
 	}
-	if i.env.Sampling != nil {
+	if i.kind.Sampling != nil {
 		caps.Sampling = &mcp.SamplingCapabilities{}
 	}
 	return caps
 }
 
 func (i *instance) elicitationHandler(name string) func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-	if i.env.Elicitation == nil {
+	if i.kind.Elicitation == nil {
 		return nil
 	}
 	return func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-		return i.env.Elicitation(ctx, name, req)
+		return i.kind.Elicitation(ctx, name, req)
 	}
 }
 
 func (i *instance) samplingHandler(name string) func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	if i.env.Sampling == nil {
+	if i.kind.Sampling == nil {
 		return nil
 	}
 	return func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-		return i.env.Sampling(ctx, name, req)
+		return i.kind.Sampling(ctx, name, req)
 	}
 }
 
@@ -374,10 +431,10 @@ func (s *server) headersStrategy(ctx context.Context) (authlive.Strategy, error)
 // list its tools is MCP_LIST_FAILED, fatal when it is required (a required
 // server's listing that does not finish in time is STARTUP_TIMEOUT); an
 // optional one is tolerated, and its supervisor lists it again.
-func (i *instance) verify(ctx context.Context) []*runtime.Failure {
+func (i *instance) verify(ctx context.Context) []*driver.Failure {
 	var (
 		mu       sync.Mutex
-		failures []*runtime.Failure
+		failures []*driver.Failure
 		g        errgroup.Group
 	)
 	for _, name := range config.SortedKeys(i.servers) {
@@ -387,7 +444,7 @@ func (i *instance) verify(ctx context.Context) []*runtime.Failure {
 		}
 		g.Go(func() error {
 			var err error
-			if s.status().state != runtime.StateReady {
+			if s.status().state != driver.StateReady {
 				if _, _, err = s.refresh(ctx, true); err == nil {
 					err = s.readyErr()
 				}
@@ -405,20 +462,20 @@ func (i *instance) verify(ctx context.Context) []*runtime.Failure {
 			}
 			if err != nil {
 				mu.Lock()
-				failures = append(failures, &runtime.Failure{Server: name, Kind: "mcp", Fatal: fatal, Err: err})
+				failures = append(failures, &driver.Failure{Name: name, Kind: "mcp", Fatal: fatal, Err: err})
 				mu.Unlock()
 			}
 			return nil
 		})
 	}
 	_ = g.Wait()
-	slices.SortFunc(failures, func(a, b *runtime.Failure) int { return strings.Compare(a.Server, b.Server) })
-	if slices.ContainsFunc(failures, func(f *runtime.Failure) bool { return f.Fatal }) {
+	slices.SortFunc(failures, func(a, b *driver.Failure) int { return strings.Compare(a.Name, b.Name) })
+	if slices.ContainsFunc(failures, func(f *driver.Failure) bool { return f.Fatal }) {
 		return failures
 	}
 	for _, name := range config.SortedKeys(i.servers) {
 		for _, err := range i.checkServerFilters(name, true) {
-			failures = append(failures, &runtime.Failure{Server: name, Kind: "mcp", Err: err, Fatal: true})
+			failures = append(failures, &driver.Failure{Name: name, Kind: "mcp", Err: err, Fatal: true})
 		}
 	}
 	return failures
@@ -438,7 +495,7 @@ func (i *instance) checkServerFilters(server string, all bool) []error {
 			}
 		}
 	}
-	for _, u := range i.env.MCPUses {
+	for _, u := range i.uses {
 		if u.Server == server {
 			if err := i.checkFilters(server, u.Include, nil, "application code"); err != nil {
 				errs = append(errs, err)
@@ -523,7 +580,7 @@ func (i *instance) checkOverrides(server string) error {
 // not open.
 func (i *instance) unmatched(server string, pats []string) (bad []string, tools int) {
 	s := i.servers[server]
-	if st := s.status().state; st != runtime.StateReady && st != runtime.StateIdle {
+	if st := s.status().state; st != driver.StateReady && st != driver.StateIdle {
 		return nil, 0
 	}
 	s.mu.Lock()
@@ -539,13 +596,13 @@ func (i *instance) unmatched(server string, pats []string) (bad []string, tools 
 
 // checkLock verifies a server's listing against the lock at start-up.
 func (i *instance) checkLock(s *server) error {
-	if i.env.Lock == nil {
+	if i.env.Pins == nil {
 		return nil
 	}
 	s.mu.Lock()
 	tools := s.tools
 	s.mu.Unlock()
-	changed, added := i.env.Lock.Diff(s.name, tools)
+	changed, added := i.env.Pins.Diff(s.name, tools)
 	if len(added) > 0 {
 		i.log.Warn("server offers tools heddle.lock does not pin", "server", s.name, "tools", strings.Join(added, ","))
 	}
@@ -587,7 +644,7 @@ func (i *instance) reconnected(s *server) {
 
 // Source returns an agent's view of one granted server. Several grants of
 // one server in one agent are one source whose filters are united.
-func (i *instance) Source(agent *plan.Agent, g plan.Grant) (runtime.Source, error) {
+func (i *instance) Source(agent *plan.Agent, g plan.Grant) (driver.Source, error) {
 	spec, ok := g.Spec.(*mcpkind.Grant)
 	if !ok {
 		return nil, diag.New(diag.CapabilityKindUnknown, "agent %s: mcp grant has an unexpected spec", agent.Name)
@@ -609,14 +666,14 @@ func (i *instance) Source(agent *plan.Agent, g plan.Grant) (runtime.Source, erro
 }
 
 // Status reports every opened server as a dependency of kind mcp.
-func (i *instance) Status() []runtime.Dependency {
-	out := make([]runtime.Dependency, 0, len(i.servers))
+func (i *instance) Status() []driver.Dependency {
+	out := make([]driver.Dependency, 0, len(i.servers))
 	for _, name := range config.SortedKeys(i.servers) {
 		s, spec := i.servers[name], i.specs[name]
 		st := s.status()
 		since := st.since.UTC().Truncate(time.Millisecond)
-		d := runtime.Dependency{Name: name, Kind: "mcp", State: st.state, Since: &since, Required: spec.Required, Tools: st.tools, Agents: slices.Clone(spec.GrantedTo)}
-		if st.state != runtime.StateReady && st.state != runtime.StateIdle {
+		d := driver.Dependency{Name: name, Kind: "mcp", State: st.state, Since: &since, Required: spec.Required, Tools: st.tools, Agents: slices.Clone(spec.GrantedTo)}
+		if st.state != driver.StateReady && st.state != driver.StateIdle {
 			d.Code, d.Reason = st.code, st.reason
 			if d.Code == "" {
 				d.Code = diag.MCPServerUnreachable
@@ -636,7 +693,7 @@ func (i *instance) Status() []runtime.Dependency {
 func (i *instance) Recheck(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, s := range i.servers {
-		if st := s.status().state; st != runtime.StateReady && st != runtime.StateIdle {
+		if st := s.status().state; st != driver.StateReady && st != driver.StateIdle {
 			wg.Go(func() { _ = s.sup.Recheck(ctx) })
 		}
 	}
@@ -669,9 +726,8 @@ func (i *instance) Close() error {
 }
 
 var (
-	_ runtime.Kind        = Kind{}
-	_ runtime.Instance    = (*instance)(nil)
-	_ runtime.Pinner      = (*instance)(nil)
-	_ runtime.MCPProvider = (*instance)(nil)
-	_ runtime.Rechecker   = (*instance)(nil)
+	_ driver.Kind      = Kind{}
+	_ driver.Instance  = (*instance)(nil)
+	_ driver.Pinner    = (*instance)(nil)
+	_ driver.Rechecker = (*instance)(nil)
 )

@@ -2,6 +2,8 @@ package mcplive
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -9,12 +11,12 @@ import (
 
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
-	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 )
 
 // A server declared connect: lazy is not connected at start-up. Its tools
 // are offered from heddle.lock, whose pins hold whole definitions; the
-// server is idle (runtime.StateIdle) and readiness does not wait for it.
+// server is idle (driver.StateIdle) and readiness does not wait for it.
 // The first call — or Refresh — connects it, single-flight through its
 // supervisor and under its handshake budget (ai.startup_timeout_ms), and
 // checks the live listing against the lock: under ai.pinning: strict a
@@ -26,30 +28,25 @@ import (
 // openIdle makes a lazy server idle at start-up, its tools those the lock
 // pins for it. A lazy server the lock does not pin cannot offer anything:
 // MCP_LAZY_UNPINNED, fatal whatever its required setting.
-func (s *server) openIdle() *runtime.Failure {
-	l := s.inst.env.Lock
-	var sl runtime.ServerLock
-	ok := false
-	if l != nil {
-		sl, ok = l.Servers[s.name]
-	}
+func (s *server) openIdle() *driver.Failure {
+	sl, ok := s.inst.env.Pins[s.name]
 	if !ok {
 		err := diag.New(diag.MCPLazyUnpinned, "server %s is connect: lazy, but heddle.lock does not pin its tools; run heddle lock (it connects lazy servers) and deploy the lock with the worker", s.name)
-		return &runtime.Failure{Server: s.name, Kind: "mcp", Err: err, Fatal: true}
+		return &driver.Failure{Name: s.name, Kind: "mcp", Err: err, Fatal: true}
 	}
 	tools := make([]*mcp.Tool, 0, len(sl.Tools))
-	for _, name := range config.SortedKeys(sl.Tools) {
+	for _, name := range slices.Sorted(maps.Keys(sl.Tools)) {
 		t, err := sl.Tools[name].Tool()
 		if err != nil {
 			err = diag.Wrap(diag.LockInvalid, err, "server %s: the pinned definition of %s is not a tool", s.name, name)
-			return &runtime.Failure{Server: s.name, Kind: "mcp", Err: err, Fatal: true}
+			return &driver.Failure{Name: s.name, Kind: "mcp", Err: err, Fatal: true}
 		}
 		tools = append(tools, t)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.tools, s.gen = tools, 1
-	s.setState(runtime.StateIdle)
+	s.setState(driver.StateIdle)
 	return nil
 }
 
@@ -57,7 +54,7 @@ func (s *server) openIdle() *runtime.Failure {
 func (s *server) idle() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.state == runtime.StateIdle
+	return s.state == driver.StateIdle
 }
 
 // connectLazy connects an idle server and lists its tools, for its first
@@ -89,13 +86,13 @@ func (s *server) pinningWarn() bool {
 // renamed is TOOL_DEFINITION_CHANGED; under warn it is logged. A tool the
 // lock does not pin is no drift here (it is offered, and logged).
 func (s *server) checkPins(tools []*mcp.Tool) error {
-	l := s.inst.env.Lock
+	l := s.inst.env.Pins
 	if !s.lazy || l == nil {
 		return nil
 	}
 	var lines, added []string
 	for _, d := range l.Drift(s.name, tools, nil) {
-		if d.Change == runtime.DriftNew {
+		if d.Change == driver.DriftNew {
 			added = append(added, d.Tool)
 			continue
 		}

@@ -2,7 +2,7 @@ package mcplive
 
 import (
 	"github.com/heddlehq/heddle/grants/mcpkind"
-	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 )
 
 // Offered reports whether any grant of server, or any use of it that
@@ -16,7 +16,7 @@ func (i *instance) Offered(server, tool string) bool {
 			}
 		}
 	}
-	for _, u := range i.env.MCPUses {
+	for _, u := range i.uses {
 		if u.Server == server && filter(tool, u.Include, nil) {
 			return true
 		}
@@ -24,4 +24,4 @@ func (i *instance) Offered(server, tool string) bool {
 	return false
 }
 
-var _ runtime.Offerer = (*instance)(nil)
+var _ driver.Pinner = (*instance)(nil)

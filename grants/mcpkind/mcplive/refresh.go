@@ -2,25 +2,50 @@ package mcplive
 
 import (
 	"context"
+	"errors"
+	"maps"
 	"slices"
 	"sync"
 
-	"github.com/heddlehq/heddle/config"
-	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/grants/mcpkind"
 )
 
-// Has reports whether the instance opened the server called name.
-func (i *instance) Has(name string) bool { return i.servers[name] != nil }
+// Refresh lists the tools of the named servers of rt now — every server rt
+// opened when none is named — rather than when a list_changed or a
+// reconnect says so: a server that is not connected (a lazy one not used
+// yet, one that is down) is connected first, under its handshake budget.
+// Toolsets see the new tools at their next listing, and watchers get the
+// events. It returns the coded error of each server that is unavailable
+// afterwards, by name. A name rt did not open is MCP_SERVER_UNKNOWN, and
+// nothing is refreshed.
+func Refresh(ctx context.Context, rt Instances, servers ...string) (unavailable map[string]error, err error) {
+	inst, _ := rt.Instance(mcpkind.Kind{}.Name())
+	i, _ := inst.(*instance)
+	var unknown []error
+	for _, name := range servers {
+		if i == nil || i.servers[name] == nil {
+			unknown = append(unknown, diag.New(diag.MCPServerUnknown, "refresh: server %q is not opened by this runtime", name))
+		}
+	}
+	if len(unknown) > 0 {
+		return nil, errors.Join(unknown...)
+	}
+	if i == nil {
+		return map[string]error{}, nil
+	}
+	return i.refresh(ctx, servers), nil
+}
 
-// Refresh lists the named servers' tools now (every server's when names is
+// refresh lists the named servers' tools now (every server's when names is
 // empty), concurrently, each under the handshake budget: a connected
 // server is listed over its session, one that is not (lazy and not used
 // yet, or down) is connected by its supervisor's attempt, which lists it.
 // A server that cannot list its tools is down with the coded error of why,
 // returned by name.
-func (i *instance) Refresh(ctx context.Context, names []string) map[string]error {
+func (i *instance) refresh(ctx context.Context, names []string) map[string]error {
 	if len(names) == 0 {
-		names = config.SortedKeys(i.servers)
+		names = slices.Sorted(maps.Keys(i.servers))
 	}
 	var (
 		mu  sync.Mutex
@@ -66,5 +91,3 @@ func (s *server) refreshNow(ctx context.Context) error {
 	}
 	return s.readyErr()
 }
-
-var _ runtime.Refresher = (*instance)(nil)

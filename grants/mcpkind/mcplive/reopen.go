@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/heddlehq/heddle/grants/mcpkind"
-	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 )
 
 // Reopen opens the mcp kind for a new generation of the configuration
@@ -18,9 +18,9 @@ import (
 // under the start-up deadline, like at start-up. The old generation's
 // Close then releases its own references only: an adopted server closes
 // when the last generation holding it does.
-func (Kind) Reopen(ctx context.Context, env runtime.KindEnv, prev runtime.Instance) (runtime.Instance, []*runtime.Failure, error) {
+func (k Kind) Reopen(ctx context.Context, env driver.Env, prev driver.Instance) (driver.Instance, []*driver.Failure, error) {
 	p, _ := prev.(*instance)
-	return open(ctx, env, p)
+	return k.open(ctx, env, p)
 }
 
 // adopt takes prev's server name into i when its connection spec is the
@@ -89,4 +89,4 @@ func (s *server) disown(i *instance) {
 	s.owners = slices.DeleteFunc(s.owners, func(o *instance) bool { return o == i })
 }
 
-var _ runtime.Reopener = Kind{}
+var _ driver.Reopener = Kind{}

@@ -25,7 +25,7 @@ import (
 	"github.com/heddlehq/heddle/internal/mcpstdio"
 	"github.com/heddlehq/heddle/internal/resultcap"
 	"github.com/heddlehq/heddle/internal/sseconn"
-	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 )
 
 // server is the one shared client of one MCP server: a session, its cached
@@ -38,6 +38,9 @@ type server struct {
 	log    *slog.Logger
 	client *mcp.Client
 	strat  authlive.Strategy
+	// progressFuncs routes progress notifications: token → the
+	// func(driver.Progress) of the call that asked for them.
+	progressFuncs sync.Map
 	// headers sets the server's headers: map, outside strat, so that the
 	// strategy's headers win for one name; nil without headers.
 	headers authlive.Strategy
@@ -62,13 +65,13 @@ type server struct {
 	sess       *mcp.ClientSession
 	cmd        *exec.Cmd
 	statuses   *statusWatch  // the HTTP statuses sess was answered with; nil for stdio
-	state      runtime.State // ready only with a session over which the tools were listed
+	state      driver.State  // ready only with a session over which the tools were listed
 	since      time.Time     // when state last changed
 	code       diag.Code     // why the server is not ready
 	downErr    error         // the coded error of why it is not ready
 	reason     error         // the transport's reason (debug only)
 	hide       []string      // the secret values of env, kept out of health's reason
-	shown      string        // runtime.Reason of downErr: health's reason
+	shown      string        // driver.Reason of downErr: health's reason
 	attempt    chan struct{} // non-nil while a connection attempt runs
 	opening    bool          // start-up runs, and will report the outcome
 	recovering bool          // the supervisor's attempt runs
@@ -77,7 +80,7 @@ type server struct {
 	listedAt   time.Time
 	listing    chan struct{} // non-nil while a listing runs
 	closing    bool
-	sup        *runtime.Supervisor // brings the server back while it is not ready
+	sup        *driver.Supervisor // brings the server back while it is not ready
 	refs       int
 	owners     []*instance // the instances that hold the server, oldest first: they hear of its tools
 	wg         sync.WaitGroup
@@ -111,7 +114,7 @@ func (s *server) release() {
 	last := s.refs == 0
 	if last {
 		s.closing = true
-		s.state = runtime.StateClosed
+		s.state = driver.StateClosed
 		s.stop()
 	}
 	if !last {
@@ -150,8 +153,8 @@ func closeSession(sess *mcp.ClientSession, cmd *exec.Cmd) {
 // the attempt keeps to explain a failure.
 func (s *server) transport() (mcp.Transport, *attempt) {
 	at := &attempt{started: time.Now()}
-	if s.inst.env.Dial != nil {
-		return s.inst.env.Dial(s.name), at
+	if s.inst.kind.Dial != nil {
+		return s.inst.kind.Dial(s.name), at
 	}
 	limit := resultcap.HardLimit(s.spec.MaxResultBytes) // a larger message is refused as it is read
 	switch s.spec.Transport {
@@ -303,7 +306,7 @@ func (s *server) connectedErr() error {
 
 // setState moves the server to st; since moves only when the state
 // changes. s.mu is held.
-func (s *server) setState(st runtime.State) {
+func (s *server) setState(st driver.State) {
 	if s.state != st {
 		s.state, s.since = st, time.Now()
 	}
@@ -312,16 +315,16 @@ func (s *server) setState(st runtime.State) {
 // setReady records a server whose session is up and whose tools are
 // listed. s.mu is held.
 func (s *server) setReady() {
-	s.setState(runtime.StateReady)
+	s.setState(driver.StateReady)
 	s.code, s.downErr, s.reason, s.shown = "", nil, nil, ""
 }
 
 // setDown records a server that is not ready: err is the coded error that
 // says why, reason the transport's (logged at DEBUG only). s.mu is held.
 func (s *server) setDown(err, reason error) {
-	s.setState(runtime.StateDown)
+	s.setState(driver.StateDown)
 	s.code, s.downErr, s.reason = diag.CodeOf(err), err, reason
-	s.shown = runtime.Reason(err, s.name, s.hide...) // once here, not at every probe
+	s.shown = driver.Reason(err, s.name, s.hide...) // once here, not at every probe
 }
 
 // wake asks the supervisor for an attempt now, unless start-up or the
@@ -374,7 +377,7 @@ func (s *server) broken(sess *mcp.ClientSession, err error) {
 // again during the attempt is reported, so that the loop goes on.
 func (s *server) reconnect(ctx context.Context) (err error) {
 	s.mu.Lock()
-	if s.closing || s.state == runtime.StateReady {
+	if s.closing || s.state == driver.StateReady {
 		s.mu.Unlock()
 		return nil
 	}
@@ -447,7 +450,7 @@ func (s *server) readyErr() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
-	case s.closing || s.state == runtime.StateReady:
+	case s.closing || s.state == driver.StateReady:
 		return nil
 	case s.downErr != nil:
 		return s.downErr
@@ -497,18 +500,18 @@ func (s *server) readySession() (*mcp.ClientSession, error) {
 	switch {
 	case s.closing:
 		return nil, diag.New(diag.ToolUnavailable, "server %s is closed", s.name)
-	case s.state == runtime.StateReady && s.sess != nil:
+	case s.state == driver.StateReady && s.sess != nil:
 		return s.sess, nil
 	}
 	return nil, nil
 }
 
 // recheck has the supervisor make an attempt now and waits for it: within
-// ctx, at most runtime.RecheckWait, and at most half of what is left of
+// ctx, at most driver.RecheckWait, and at most half of what is left of
 // ctx, so that a call with a short deadline is refused rather than timed
 // out. It reports whether the server is ready.
 func (s *server) recheck(ctx context.Context) bool {
-	wait := runtime.RecheckWait
+	wait := driver.RecheckWait
 	if d, ok := ctx.Deadline(); ok {
 		wait = min(wait, time.Until(d)/2)
 	}
@@ -594,13 +597,13 @@ func (s *server) markStale() {
 func (s *server) refresh(ctx context.Context, force bool) ([]*mcp.Tool, uint64, error) {
 	for {
 		s.mu.Lock()
-		listed := !s.listedAt.IsZero() || s.lazy    // a lazy server has its tools from the lock
-		if !force && s.state == runtime.StateIdle { // offered from the lock; the first call connects it
+		listed := !s.listedAt.IsZero() || s.lazy   // a lazy server has its tools from the lock
+		if !force && s.state == driver.StateIdle { // offered from the lock; the first call connects it
 			tools, gen := s.tools, s.gen
 			s.mu.Unlock()
 			return tools, gen, nil
 		}
-		if !force && s.state != runtime.StateReady {
+		if !force && s.state != driver.StateReady {
 			tools, gen := s.tools, s.gen
 			s.mu.Unlock()
 			s.wake()
@@ -643,7 +646,7 @@ func (s *server) refresh(ctx context.Context, force bool) ([]*mcp.Tool, uint64, 
 		current := sess != nil && s.sess == sess && !s.closing
 		if err != nil {
 			s.stale.Store(true)
-			lost := current && ctx.Err() == nil && s.state == runtime.StateReady
+			lost := current && ctx.Err() == nil && s.state == driver.StateReady
 			if current && ctx.Err() == nil {
 				s.setDown(err, errors.Unwrap(err))
 			}
@@ -663,7 +666,7 @@ func (s *server) refresh(ctx context.Context, force bool) ([]*mcp.Tool, uint64, 
 		}
 		old := s.tools
 		s.tools, s.listedAt = tools, time.Now()
-		changed := !runtime.SameTools(old, tools)
+		changed := !driver.SameTools(old, tools)
 		if changed {
 			s.gen++
 		}
@@ -785,9 +788,9 @@ func errString(err error) string {
 
 // serverStatus is a server's state for health reports.
 type serverStatus struct {
-	state    runtime.State
+	state    driver.State
 	code     diag.Code
-	reason   string // runtime.Reason of downErr
+	reason   string // driver.Reason of downErr
 	tools    int
 	listedAt time.Time
 	since    time.Time

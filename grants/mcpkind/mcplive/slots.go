@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/heddlehq/heddle/config"
-	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 )
 
 // slots is a server's max_concurrent: the places for calls in flight,
@@ -15,7 +15,7 @@ import (
 // deadlines.
 type slots struct {
 	ch      chan struct{}
-	limited *runtime.RateLimitedError // the refusal, made once
+	limited *driver.RateLimitedError // the refusal, made once
 }
 
 // newSlots returns the slots of a server, or nil when n is 0 (no bound).
@@ -23,10 +23,10 @@ func newSlots(server string, n int) *slots {
 	if n <= 0 {
 		return nil
 	}
-	return &slots{ch: make(chan struct{}, n), limited: &runtime.RateLimitedError{
+	return &slots{ch: make(chan struct{}, n), limited: &driver.RateLimitedError{
 		Limit:      config.Join("ai.mcp_servers", server, "max_concurrent"),
-		RetryAfter: runtime.ConcurrentRetryAfter,
-		Message:    fmt.Sprintf("server %s is at its max_concurrent of %d calls at once; retry after %d ms", server, n, runtime.ConcurrentRetryAfter.Milliseconds()),
+		RetryAfter: driver.ConcurrentRetryAfter,
+		Message:    fmt.Sprintf("server %s is at its max_concurrent of %d calls at once; retry after %d ms", server, n, driver.ConcurrentRetryAfter.Milliseconds()),
 	}}
 }
 
@@ -52,4 +52,4 @@ func (m *source) LeaveCall() {
 	}
 }
 
-var _ runtime.ConcurrencyLimitedSource = (*source)(nil)
+var _ driver.ConcurrencyLimitedSource = (*source)(nil)

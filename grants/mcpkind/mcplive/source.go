@@ -16,7 +16,7 @@ import (
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/internal/msglimit"
 	"github.com/heddlehq/heddle/internal/resultcap"
-	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 )
 
 // view is one grant's filter over a server's tools.
@@ -37,14 +37,20 @@ type source struct {
 	set   bool
 	tools []*mcp.Tool // filtered, pinned, with the operator's overrides
 	orig  []*mcp.Tool // the same tools as the server describes them
-	by    map[string]runtime.ClassifiedBy
+	by    map[string]driver.ClassifiedBy
 }
 
 // Name is the server's name.
 func (m *source) Name() string { return m.srv.name }
 
-// TransportTimeout is the server's timeout_ms.
-func (m *source) TransportTimeout() time.Duration {
+// Timing is the server's timeout_ms, and whether its transport reads on
+// after a result (see lingers).
+func (m *source) Timing() driver.Timing {
+	return driver.Timing{Timeout: m.transportTimeout(), Linger: m.lingers()}
+}
+
+// transportTimeout is the server's timeout_ms.
+func (m *source) transportTimeout() time.Duration {
 	return time.Duration(m.srv.spec.TimeoutMS) * time.Millisecond
 }
 
@@ -55,7 +61,7 @@ func (m *source) MaxResultBytes() int { return m.srv.spec.MaxResultBytes }
 // tools could not be listed over it.
 func (m *source) Down() bool {
 	st := m.srv.status().state
-	return st != runtime.StateReady && st != runtime.StateIdle
+	return st != driver.StateReady && st != driver.StateIdle
 }
 
 // Wake has the server's supervisor make an attempt now, without waiting
@@ -63,20 +69,17 @@ func (m *source) Down() bool {
 func (m *source) Wake() { m.srv.wake() }
 
 // Recheck has the server's supervisor make an attempt now and waits for it
-// (within ctx, at most runtime.RecheckWait); it reports whether the server
+// (within ctx, at most driver.RecheckWait); it reports whether the server
 // is ready.
 func (m *source) Recheck(ctx context.Context) bool { return m.srv.recheck(ctx) }
 
-// Lingers reports an HTTP server: go-sdk reads the rest of a response
-// stream after handing over the result, and cancelling the call's context
-// at once drops the connection instead of reusing it.
-func (m *source) Lingers() bool {
-	return m.srv.spec.Transport != "stdio" && m.srv.inst.env.Dial == nil
+// lingers reports a server reached over go-sdk's HTTP transports: they
+// read the rest of a response stream after handing over the result, and
+// cancelling the call's context at once drops the connection instead of
+// reusing it. A transport given by Kind.Dial is not one of them.
+func (m *source) lingers() bool {
+	return m.srv.spec.Transport != "stdio" && m.srv.inst.kind.Dial == nil
 }
-
-// NotifiesChanges: a server's tools change only by a re-listing, which
-// tells the runtime (list_changed, a reconnect).
-func (m *source) NotifiesChanges() {}
 
 func (m *source) addView(v view) {
 	m.mu.Lock()
@@ -114,14 +117,14 @@ func (m *source) list(ctx context.Context) (tools, orig []*mcp.Tool, gen uint64,
 		return m.tools, m.orig, gen, nil
 	}
 	tools, orig = make([]*mcp.Tool, 0, len(all)), make([]*mcp.Tool, 0, len(all))
-	by := make(map[string]runtime.ClassifiedBy, len(all))
+	by := make(map[string]driver.ClassifiedBy, len(all))
 	for _, t := range all {
 		if !m.allowed(t.Name) {
 			continue
 		}
-		if !m.inst.env.Lock.Pinned(m.srv.name, t) && m.srv.pinningWarn() {
+		if !m.inst.env.Pins.Pinned(m.srv.name, t) && m.srv.pinningWarn() {
 			m.srv.log.WarnContext(ctx, "tool changed since heddle.lock was written; ai.pinning is warn, so it is offered as the server describes it now", "server", m.srv.name, "tool", t.Name, "code", diag.ToolDefinitionChanged)
-		} else if !m.inst.env.Lock.Pinned(m.srv.name, t) {
+		} else if !m.inst.env.Pins.Pinned(m.srv.name, t) {
 			m.srv.log.ErrorContext(ctx, "tool changed since heddle.lock was written; it is withheld", "server", m.srv.name, "tool", t.Name, "code", diag.ToolDefinitionChanged)
 			continue
 		}
@@ -143,8 +146,8 @@ func resendable(t *mcp.Tool) bool {
 }
 
 // Call runs one tool over the shared session.
-func (m *source) Call(ctx context.Context, t *mcp.Tool, args map[string]any) (*mcp.CallToolResult, error) {
-	return m.call(ctx, t, args)
+func (m *source) Call(ctx context.Context, t *mcp.Tool, args map[string]any, opts driver.CallOptions) (*mcp.CallToolResult, error) {
+	return m.call(ctx, t, args, opts.Progress)
 }
 
 func matchAny(globs []string, name string) bool {
@@ -165,26 +168,27 @@ func filter(name string, include, exclude []string) bool {
 	return !slices.ContainsFunc(exclude, func(p string) bool { return globMatch(p, name) })
 }
 
-// progress routes progress notifications to the calls that asked for them.
-func progress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+// progress routes the server's progress notifications to the calls that
+// asked for them, by token.
+func (s *server) progress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 	p := req.Params
 	if p == nil {
 		return
 	}
 	tok, _ := p.ProgressToken.(string)
-	if f, ok := progressFuncs.Load(tok); ok {
-		f.(func(runtime.Progress))(runtime.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
+	if f, ok := s.progressFuncs.Load(tok); ok {
+		f.(func(driver.Progress))(driver.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message})
 	}
 }
 
-var (
-	progressFuncs sync.Map // token → func(runtime.Progress)
-	progressSeq   atomic.Uint64
-)
+// progressSeq numbers progress tokens, unique in the process.
+var progressSeq atomic.Uint64
 
-func onProgress(tok string, f func(runtime.Progress)) (unregister func()) {
-	progressFuncs.Store(tok, f)
-	return func() { progressFuncs.Delete(tok) }
+// onProgress sends the progress notifications of token tok to f until
+// unregister is called.
+func (s *server) onProgress(tok string, f func(driver.Progress)) (unregister func()) {
+	s.progressFuncs.Store(tok, f)
+	return func() { s.progressFuncs.Delete(tok) }
 }
 
 func newProgressToken() string { return "heddle-" + strconv.FormatUint(progressSeq.Add(1), 10) }
@@ -197,15 +201,15 @@ func newProgressToken() string { return "heddle-" + strconv.FormatUint(progressS
 // or idempotent (the operator's read_only_tools/idempotent_tools override
 // the server's hints); any other request whose connection broke is
 // reported, not repeated.
-func (m *source) call(ctx context.Context, t *mcp.Tool, args map[string]any) (*mcp.CallToolResult, error) {
+func (m *source) call(ctx context.Context, t *mcp.Tool, args map[string]any, progress func(driver.Progress)) (*mcp.CallToolResult, error) {
 	params := &mcp.CallToolParams{Name: t.Name, Arguments: args}
 	if args == nil {
 		params.Arguments = map[string]any{}
 	}
-	if f := runtime.ProgressOf(ctx); f != nil {
+	if progress != nil {
 		tok := newProgressToken()
 		params.SetProgressToken(tok)
-		unregister := onProgress(tok, f)
+		unregister := m.srv.onProgress(tok, progress)
 		defer unregister()
 	}
 	if !m.srv.hold() {
@@ -277,10 +281,8 @@ func (m *source) tooLarge(t *mcp.Tool, limit int) error {
 }
 
 var (
-	_ runtime.Source          = (*source)(nil)
-	_ runtime.TimedSource     = (*source)(nil)
-	_ runtime.CappedSource    = (*source)(nil)
-	_ runtime.FallibleSource  = (*source)(nil)
-	_ runtime.LingeringSource = (*source)(nil)
-	_ runtime.NotifyingSource = (*source)(nil)
+	_ driver.Source         = (*source)(nil)
+	_ driver.TimedSource    = (*source)(nil)
+	_ driver.CappedSource   = (*source)(nil)
+	_ driver.FallibleSource = (*source)(nil)
 )

@@ -21,7 +21,7 @@ import (
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants/mcpkind"
 	"github.com/heddlehq/heddle/internal/msglimit"
-	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 )
 
 // Tracing of MCP requests, after the OpenTelemetry semantic conventions for
@@ -43,7 +43,7 @@ func (s *server) traced(next mcp.MethodHandler) mcp.MethodHandler {
 		if strings.HasPrefix(method, "notifications/") {
 			return next(ctx, method, req)
 		}
-		if runtime.Untraced(ctx, s.inst.tp) {
+		if driver.Untraced(ctx, s.inst.tp) {
 			start := time.Now()
 			res, err := next(ctx, method, req)
 			s.observe(method, res, err, start)
@@ -90,19 +90,19 @@ func (s *server) traced(next mcp.MethodHandler) mcp.MethodHandler {
 		if errors.As(err, &rpcErr) && rpcErr.Code != codeRejected && rpcErr.Code != codeClientClosing && rpcErr.Code != codeServerClosing {
 			span.SetAttributes(semconv.RPCResponseStatusCodeKey.String(strconv.FormatInt(rpcErr.Code, 10)))
 		}
-		runtime.EndSpan(span, etype)
+		driver.EndSpan(span, etype)
 		return res, err
 	}
 }
 
-// observe reports one request to the kind's OnMCPOperation and returns its
+// observe reports one request to the kind's OnOperation and returns its
 // error.type: "" when it succeeded, tool_error for a result with isError,
 // the JSON-RPC error code of the server's error answer, and otherwise
 // timeout, cancelled, or the heddle code the failure is refused with.
 func (s *server) observe(method string, res mcp.Result, err error, start time.Time) string {
 	etype := errorType(res, err)
-	if f := s.inst.env.OnMCPOperation; f != nil {
-		f(runtime.MCPOperation{Server: s.name, Method: method, Transport: s.transportName(), ErrorType: etype, Duration: time.Since(start)})
+	if f := s.inst.kind.OnOperation; f != nil {
+		f(Operation{Server: s.name, Method: method, Transport: s.transportName(), ErrorType: etype, Duration: time.Since(start)})
 	}
 	return etype
 }
@@ -111,7 +111,7 @@ func errorType(res mcp.Result, err error) string {
 	switch {
 	case err == nil:
 		if r, ok := res.(*mcp.CallToolResult); ok && r != nil && r.IsError {
-			return runtime.ErrorTypeToolError
+			return driver.ErrorTypeToolError
 		}
 		return ""
 	case errors.Is(err, context.DeadlineExceeded):
@@ -285,18 +285,18 @@ func recordRequestID(ctx context.Context, msg jsonrpc.Message) {
 }
 
 // tracerOf is the tracer of the kind's spans.
-func tracerOf(env runtime.KindEnv) (trace.TracerProvider, trace.Tracer) {
+func tracerOf(env driver.Env) (trace.TracerProvider, trace.Tracer) {
 	tp := env.TracerProvider
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
-	return tp, tp.Tracer(runtime.TracerName)
+	return tp, tp.Tracer(driver.TracerName)
 }
 
 // startSpan starts an INTERNAL span of the server's own work (a connect, a
 // reconnect), the parent of the requests it sends.
 func (s *server) startSpan(ctx context.Context, what string) (context.Context, trace.Span) {
-	if runtime.Untraced(ctx, s.inst.tp) {
+	if driver.Untraced(ctx, s.inst.tp) {
 		return ctx, trace.SpanFromContext(ctx)
 	}
 	ctx, span := s.inst.tracer.Start(ctx, what, trace.WithSpanKind(trace.SpanKindInternal))
@@ -312,9 +312,9 @@ func (s *server) startSpan(ctx context.Context, what string) (context.Context, t
 func endSpan(span trace.Span, err error) {
 	etype := ""
 	if err != nil {
-		etype = runtime.ErrorType(err, false)
+		etype = driver.ErrorType(err, false)
 	}
-	runtime.EndSpan(span, etype)
+	driver.EndSpan(span, etype)
 }
 
 // event adds an event to the span of ctx (a call's execute_tool span): a

@@ -60,7 +60,7 @@ import (
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants/sqlkind"
 	"github.com/heddlehq/heddle/plan"
-	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 	"github.com/heddlehq/heddle/secrets"
 )
 
@@ -91,7 +91,7 @@ type engine interface {
 
 // Open opens every SQL source some agent grants, concurrently, under ctx
 // (the start-up deadline).
-func (Kind) Open(ctx context.Context, env runtime.KindEnv) (runtime.Instance, []*runtime.Failure, error) {
+func (Kind) Open(ctx context.Context, env driver.Env) (driver.Instance, []*driver.Failure, error) {
 	res := env.Secrets
 	inst := &instance{dbs: map[string]*database{}, log: env.Logger}
 	inst.tp, inst.tracer = tracerOf(env)
@@ -105,9 +105,9 @@ func (Kind) Open(ctx context.Context, env runtime.KindEnv) (runtime.Instance, []
 		named := *src
 		named.Name = name
 		d := &database{inst: inst, name: name, spec: &named,
-			required: src.Required, state: runtime.StateConnecting, since: time.Now()}
+			required: src.Required, state: driver.StateConnecting, since: time.Now()}
 		if src.Driver == "postgres" {
-			d.sup = runtime.NewSupervisor(inst.ctx, d.reconnect, nil)
+			d.sup = driver.NewSupervisor(inst.ctx, d.reconnect, nil)
 		}
 		inst.dbs[name] = d
 	}
@@ -115,7 +115,7 @@ func (Kind) Open(ctx context.Context, env runtime.KindEnv) (runtime.Instance, []
 		wg       sync.WaitGroup
 		mu       sync.Mutex
 		errs     []error
-		failures []*runtime.Failure
+		failures []*driver.Failure
 	)
 	for _, name := range config.SortedKeys(inst.dbs) {
 		d := inst.dbs[name]
@@ -138,7 +138,7 @@ func (Kind) Open(ctx context.Context, env runtime.KindEnv) (runtime.Instance, []
 	}
 	for _, f := range failures {
 		if !f.Fatal {
-			inst.dbs[f.Server].superviseSoon()
+			inst.dbs[f.Name].superviseSoon()
 		}
 	}
 	return inst, failures, nil
@@ -159,8 +159,8 @@ type instance struct {
 }
 
 // Status reports each source as a dependency of kind sql.
-func (i *instance) Status() []runtime.Dependency {
-	out := make([]runtime.Dependency, 0, len(i.dbs))
+func (i *instance) Status() []driver.Dependency {
+	out := make([]driver.Dependency, 0, len(i.dbs))
 	for _, name := range config.SortedKeys(i.dbs) {
 		out = append(out, i.dbs[name].status())
 	}
@@ -202,7 +202,7 @@ func (i *instance) Close() error {
 // source carries the union of them all, and the later ones return the same
 // source (a toolset keeps one of them, and learns from each grant whether
 // it is deferred).
-func (i *instance) Source(agent *plan.Agent, g plan.Grant) (runtime.Source, error) {
+func (i *instance) Source(agent *plan.Agent, g plan.Grant) (driver.Source, error) {
 	spec, ok := g.Spec.(*sqlkind.Grant)
 	if !ok {
 		return nil, fmt.Errorf("agent %s: sql grant has spec %T, want *sqlkind.Grant", agent.Name, g.Spec)
@@ -262,18 +262,18 @@ type database struct {
 	mu      sync.Mutex
 	eng     engine // nil while not ready
 	stmts   map[string]*statement
-	state   runtime.State
+	state   driver.State
 	since   time.Time // when state last changed
 	code    diag.Code
-	reason  string // runtime.Reason of why it is not ready
+	reason  string // driver.Reason of why it is not ready
 	readyAt time.Time
-	tools   int                 // tools offered across agents, for Status
-	sup     *runtime.Supervisor // PostgreSQL only: brings a lost pool back
+	tools   int                // tools offered across agents, for Status
+	sup     *driver.Supervisor // PostgreSQL only: brings a lost pool back
 }
 
 // open opens the database at start-up. A failure to reach it is a Failure;
 // anything else that stops it from opening is an error.
-func (d *database) open(ctx context.Context, res secrets.Resolver) (*runtime.Failure, error) {
+func (d *database) open(ctx context.Context, res secrets.Resolver) (*driver.Failure, error) {
 	d.secrets = res
 	var (
 		eng engine
@@ -284,7 +284,7 @@ func (d *database) open(ctx context.Context, res secrets.Resolver) (*runtime.Fai
 		eng, err = openSQLite(ctx, d.spec, true)
 		if err != nil && diag.CodeOf(err) == diag.SQLSourceUnreachable {
 			d.setDown(err)
-			return &runtime.Failure{Server: d.name, Err: err, Fatal: true}, nil
+			return &driver.Failure{Name: d.name, Err: err, Fatal: true}, nil
 		}
 	case "postgres":
 		if d.spec.DSNRef == nil {
@@ -300,7 +300,7 @@ func (d *database) open(ctx context.Context, res secrets.Resolver) (*runtime.Fai
 		eng, err = openPostgres(ctx, d.spec, d.pgcfg, true)
 		if err != nil && diag.CodeOf(err) == diag.SQLSourceUnreachable {
 			d.setDown(err)
-			return &runtime.Failure{Server: d.name, Err: err, Fatal: d.required}, nil
+			return &driver.Failure{Name: d.name, Err: err, Fatal: d.required}, nil
 		}
 	default:
 		return nil, diag.New(diag.SQLSourceInvalid, "sql source %s: unknown driver %q", d.name, d.spec.Driver)
@@ -331,7 +331,7 @@ func (d *database) setReady(ctx context.Context, eng engine) error {
 	eng.prepare(ctx, texts)
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.moveTo(runtime.StateReady)
+	d.moveTo(driver.StateReady)
 	d.eng, d.stmts, d.code, d.reason, d.readyAt = eng, stmts, "", "", time.Now()
 	return nil
 }
@@ -343,16 +343,16 @@ func (d *database) setDown(err error) {
 	if d.pgcfg != nil {
 		hide = append(hide, d.pgcfg.Password)
 	}
-	reason := runtime.Reason(err, d.name, hide...)
+	reason := driver.Reason(err, d.name, hide...)
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.moveTo(runtime.StateDown)
+	d.moveTo(driver.StateDown)
 	d.code, d.reason = diag.CodeOf(err), reason
 }
 
 // moveTo sets the source's state; since moves only when it changes. d.mu
 // is held.
-func (d *database) moveTo(st runtime.State) {
+func (d *database) moveTo(st driver.State) {
 	if d.state != st {
 		d.state, d.since = st, time.Now()
 	}
@@ -363,19 +363,19 @@ func (d *database) moveTo(st runtime.State) {
 func (d *database) current() (engine, map[string]*statement) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.state != runtime.StateReady {
+	if d.state != driver.StateReady {
 		return nil, nil
 	}
 	return d.eng, d.stmts
 }
 
-func (d *database) status() runtime.Dependency {
+func (d *database) status() driver.Dependency {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	since := d.since.UTC().Truncate(time.Millisecond)
-	dep := runtime.Dependency{Name: d.name, Kind: KindName, State: d.state, Since: &since, Required: d.required,
+	dep := driver.Dependency{Name: d.name, Kind: KindName, State: d.state, Since: &since, Required: d.required,
 		Tools: d.tools, Agents: slices.Clone(d.spec.GrantedTo)}
-	if d.state != runtime.StateReady {
+	if d.state != driver.StateReady {
 		dep.Code, dep.Reason = d.code, d.reason
 		if dep.Code == "" {
 			dep.Code = diag.SQLSourceUnreachable
@@ -390,7 +390,7 @@ func (d *database) status() runtime.Dependency {
 func (d *database) close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.moveTo(runtime.StateClosed)
+	d.moveTo(driver.StateClosed)
 	if d.eng == nil {
 		return nil
 	}
@@ -404,11 +404,11 @@ func (d *database) close() error {
 // lose.
 func (d *database) lost(eng engine) {
 	d.mu.Lock()
-	if d.eng != eng || d.state != runtime.StateReady {
+	if d.eng != eng || d.state != driver.StateReady {
 		d.mu.Unlock()
 		return
 	}
-	d.moveTo(runtime.StateDown)
+	d.moveTo(driver.StateDown)
 	d.code, d.reason = diag.ToolUnavailable, "lost its connection; reconnecting"
 	d.mu.Unlock()
 	d.inst.log.Warn("sql source lost its connection; reconnecting", "source", d.name, "code", diag.ToolUnavailable)
@@ -416,7 +416,7 @@ func (d *database) lost(eng engine) {
 }
 
 // superviseSoon wakes the supervisor of a PostgreSQL source that is down
-// (runtime.Supervisor: capped, jittered backoff, single-flight, woken by
+// (driver.Supervisor: capped, jittered backoff, single-flight, woken by
 // callers that find the source down). SQLite sources have no connection to
 // lose.
 func (d *database) superviseSoon() {
@@ -432,7 +432,7 @@ func (d *database) superviseSoon() {
 // it down again.
 func (d *database) reconnect(ctx context.Context) error {
 	d.mu.Lock()
-	up := d.state == runtime.StateReady || d.state == runtime.StateClosed
+	up := d.state == driver.StateReady || d.state == driver.StateClosed
 	d.mu.Unlock()
 	if up {
 		return nil
@@ -455,7 +455,7 @@ func (d *database) reconnect(ctx context.Context) error {
 		return err
 	}
 	d.mu.Lock()
-	if d.state == runtime.StateClosed || ctx.Err() != nil {
+	if d.state == driver.StateClosed || ctx.Err() != nil {
 		d.mu.Unlock()
 		e.close()
 		return nil
@@ -550,10 +550,10 @@ func (s *source) Name() string { return s.db.name }
 // source is down.
 func (s *source) Tools(context.Context) ([]*mcp.Tool, uint64, error) { return s.tools, 1, nil }
 
-// TransportTimeout is timeout_ms and a margin: the statement's own deadline
+// Timing is timeout_ms and a margin: the statement's own deadline
 // (timeout_ms) ends it first, with a message that names the cause.
-func (s *source) TransportTimeout() time.Duration {
-	return time.Duration(s.db.spec.TimeoutMS)*time.Millisecond + time.Second
+func (s *source) Timing() driver.Timing {
+	return driver.Timing{Timeout: time.Duration(s.db.spec.TimeoutMS)*time.Millisecond + time.Second}
 }
 
 // MaxResultBytes leaves room for the rows twice (structured and as text)
@@ -564,12 +564,12 @@ func (s *source) MaxResultBytes() int { return 2*s.db.spec.MaxBytes + 64<<10 }
 func (s *source) Down() bool {
 	s.db.mu.Lock()
 	defer s.db.mu.Unlock()
-	return s.db.state != runtime.StateReady
+	return s.db.state != driver.StateReady
 }
 
 // Call runs one statement, or one free-form query, as the caller carried by
 // ctx.
-func (s *source) Call(ctx context.Context, tool *mcp.Tool, args map[string]any) (*mcp.CallToolResult, error) {
+func (s *source) Call(ctx context.Context, tool *mcp.Tool, args map[string]any, _ driver.CallOptions) (*mcp.CallToolResult, error) {
 	ts := s.byName[tool.Name]
 	if ts == nil {
 		return nil, diag.New(diag.ToolUnknown, "sql source %s grants agent %s no tool %q", s.db.name, s.agent, tool.Name)
@@ -647,13 +647,13 @@ func errorResult(msg string) *mcp.CallToolResult {
 }
 
 var (
-	_ runtime.Kind           = Kind{}
-	_ runtime.Instance       = (*instance)(nil)
-	_ runtime.Rechecker      = (*instance)(nil)
-	_ runtime.Source         = (*source)(nil)
-	_ runtime.TimedSource    = (*source)(nil)
-	_ runtime.CappedSource   = (*source)(nil)
-	_ runtime.FallibleSource = (*source)(nil)
-	_ engine                 = (*sqliteEngine)(nil)
-	_ engine                 = (*pgEngine)(nil)
+	_ driver.Kind           = Kind{}
+	_ driver.Instance       = (*instance)(nil)
+	_ driver.Rechecker      = (*instance)(nil)
+	_ driver.Source         = (*source)(nil)
+	_ driver.TimedSource    = (*source)(nil)
+	_ driver.CappedSource   = (*source)(nil)
+	_ driver.FallibleSource = (*source)(nil)
+	_ engine                = (*sqliteEngine)(nil)
+	_ engine                = (*pgEngine)(nil)
 )

@@ -17,6 +17,7 @@ import (
 	"github.com/heddlehq/heddle/diag"
 	sqllive "github.com/heddlehq/heddle/grants/sqlkind/sqllive"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 	"github.com/heddlehq/heddle/secrets"
 )
 
@@ -314,7 +315,7 @@ func TestPostgres(t *testing.T) {
 
 	t.Run("health", func(t *testing.T) {
 		rep := rt.Health()
-		if len(rep.Dependencies) != 1 || rep.Dependencies[0].State != runtime.StateReady || rep.Dependencies[0].Kind != "sql" {
+		if len(rep.Dependencies) != 1 || rep.Dependencies[0].State != driver.StateReady || rep.Dependencies[0].Kind != "sql" {
 			t.Errorf("health = %+v", rep)
 		}
 	})
@@ -330,7 +331,7 @@ func TestPostgres(t *testing.T) {
 		if code := runtime.RefusalCode(call(t, ts, ctx, "by_id", map[string]any{"id": 1})); code != diag.ToolUnavailable {
 			t.Errorf("by_id while down = %q, want TOOL_UNAVAILABLE", code)
 		}
-		if d := rt.Health().Dependencies[0]; d.State == runtime.StateReady || d.Code != diag.SQLSourceUnreachable || d.Required {
+		if d := rt.Health().Dependencies[0]; d.State == driver.StateReady || d.Code != diag.SQLSourceUnreachable || d.Required {
 			t.Errorf("dependency while down = %+v", d)
 		}
 		px.setUp(true)
@@ -359,7 +360,7 @@ func waitReady(t *testing.T, rt *runtime.Runtime) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		if rt.Health().Dependencies[0].State == runtime.StateReady {
+		if rt.Health().Dependencies[0].State == driver.StateReady {
 			return
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -373,7 +374,7 @@ func TestPostgresStartupFailures(t *testing.T) {
 
 	_, err := openPG(t, down, "required")
 	var se *runtime.StartupError
-	if !diag.Has(err, diag.SQLSourceUnreachable) || !errors.As(err, &se) || se.Failures[0].Server != "pg" || !se.Failures[0].Fatal {
+	if !diag.Has(err, diag.SQLSourceUnreachable) || !errors.As(err, &se) || se.Failures[0].Name != "pg" || !se.Failures[0].Fatal {
 		t.Errorf("required and down: err = %v, want a fatal SQL_SOURCE_UNREACHABLE naming pg", err)
 	}
 	if strings.Contains(fmt.Sprint(err), "heddle_reader") {
@@ -388,7 +389,7 @@ func TestPostgresStartupFailures(t *testing.T) {
 	if code := runtime.RefusalCode(res); code != diag.ToolUnavailable {
 		t.Errorf("by_id = %q, want TOOL_UNAVAILABLE", code)
 	}
-	if rep := rt.Health(); !rep.Ready || rep.Dependencies[0].State != runtime.StateDown {
+	if rep := rt.Health(); !rep.Ready || rep.Dependencies[0].State != driver.StateDown {
 		t.Errorf("health = %+v, want ready with pg down", rep)
 	}
 

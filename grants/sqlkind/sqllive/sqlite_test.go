@@ -16,6 +16,7 @@ import (
 	"github.com/heddlehq/heddle/diag"
 	sqllive "github.com/heddlehq/heddle/grants/sqlkind/sqllive"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 )
 
 // sqliteAPI is a deployment with one SQLite source; $DB is its file.
@@ -394,7 +395,7 @@ func TestSQLiteMissingFileFailsStartup(t *testing.T) {
 			t.Fatalf("remote_clients %s: Open succeeded with a missing SQLite file", remote)
 		}
 		var se *runtime.StartupError
-		if !diag.Has(err, diag.SQLSourceUnreachable) || !errors.As(err, &se) || se.Failures[0].Server != "warehouse" {
+		if !diag.Has(err, diag.SQLSourceUnreachable) || !errors.As(err, &se) || se.Failures[0].Name != "warehouse" {
 			t.Errorf("remote_clients %s: err = %v, want SQL_SOURCE_UNREACHABLE naming warehouse", remote, err)
 		}
 		if _, err := os.Stat(path); err == nil {
@@ -421,7 +422,7 @@ func TestSQLiteHealth(t *testing.T) {
 		t.Fatalf("health = %+v", rep)
 	}
 	d := rep.Dependencies[0]
-	if d.Name != "warehouse" || d.Kind != "sql" || d.State != runtime.StateReady || !d.Required || d.Tools != 1 || d.ListedAt == nil ||
+	if d.Name != "warehouse" || d.Kind != "sql" || d.State != driver.StateReady || !d.Required || d.Tools != 1 || d.ListedAt == nil ||
 		d.Since == nil || d.Since.After(time.Now()) || !slices.Equal(d.Agents, []string{"analyst"}) {
 		t.Errorf("dependency = %+v", d)
 	}

@@ -4,13 +4,12 @@ import (
 	"context"
 	"strings"
 
+	"github.com/heddlehq/heddle/runtime/driver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
-
-	"github.com/heddlehq/heddle/runtime"
 )
 
 // attrStatement is the name of the deployment's statement a span ran.
@@ -26,7 +25,7 @@ var dbSystems = map[string]string{"postgres": "postgresql", "sqlite": "sqlite"}
 // statement's text nor its parameters are recorded.
 func (s *source) startStatement(ctx context.Context, statement, text string) (context.Context, trace.Span) {
 	inst := s.db.inst
-	if runtime.Untraced(ctx, inst.tp) {
+	if driver.Untraced(ctx, inst.tp) {
 		return ctx, trace.SpanFromContext(ctx)
 	}
 	ctx, span := inst.tracer.Start(ctx, "sql", trace.WithSpanKind(trace.SpanKindClient))
@@ -54,7 +53,7 @@ func (s *source) startStatement(ctx context.Context, statement, text string) (co
 // endStatement ends a statement's span with error.type: the heddle code of
 // a refusal, tool_error for the database's own refusal of the statement.
 func endStatement(span trace.Span, res *mcp.CallToolResult, err error) {
-	runtime.EndSpan(span, runtime.ErrorType(err, res != nil && res.IsError))
+	driver.EndSpan(span, driver.ErrorType(err, res != nil && res.IsError))
 }
 
 // operation is the first keyword of a statement, upper-cased: SELECT,
@@ -69,10 +68,10 @@ func operation(text string) string {
 }
 
 // tracerOf is the tracer of the kind's spans.
-func tracerOf(env runtime.KindEnv) (trace.TracerProvider, trace.Tracer) {
+func tracerOf(env driver.Env) (trace.TracerProvider, trace.Tracer) {
 	tp := env.TracerProvider
 	if tp == nil {
 		tp = otel.GetTracerProvider()
 	}
-	return tp, tp.Tracer(runtime.TracerName)
+	return tp, tp.Tracer(driver.TracerName)
 }

@@ -38,7 +38,7 @@ import (
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants/usecasekind"
 	"github.com/heddlehq/heddle/plan"
-	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 	"github.com/heddlehq/heddle/usecase"
 )
 
@@ -52,7 +52,7 @@ type Kind struct{}
 // Open checks that every key the plan grants is registered in this build (a
 // plan compiled by another build may name one this binary lacks); a missing
 // one is USECASE_UNKNOWN and aborts start-up. There is nothing to connect.
-func (Kind) Open(_ context.Context, env runtime.KindEnv) (runtime.Instance, []*runtime.Failure, error) {
+func (Kind) Open(_ context.Context, env driver.Env) (driver.Instance, []*driver.Failure, error) {
 	var errs []error
 	for _, name := range sortedAgents(env.Plan) {
 		a := env.Plan.Agents[name]
@@ -84,7 +84,7 @@ type instance struct {
 }
 
 // Source returns one grant's tools: one per key, in the grant's order.
-func (i *instance) Source(agent *plan.Agent, g plan.Grant) (runtime.Source, error) {
+func (i *instance) Source(agent *plan.Agent, g plan.Grant) (driver.Source, error) {
 	spec, ok := g.Spec.(*usecasekind.Grant)
 	if !ok {
 		return nil, fmt.Errorf("agent %s: usecase grant has spec %T, want *usecasekind.Grant", agent.Name, g.Spec)
@@ -123,27 +123,9 @@ func toolOf(op *usecase.Operation) *mcp.Tool {
 	return t
 }
 
-// MCPUses returns the MCP servers the registered operations reach directly
-// (usecase.WithMCP), as runtime.Options.MCPUses wants them: one entry per
-// server and filter, sorted by server. An application that embeds heddle
-// passes it when it opens the runtime:
-//
-//	rt, err := runtime.Open(ctx, p, runtime.Options{MCPUses: usecaselive.MCPUses()})
-func MCPUses() []runtime.MCPUse {
-	uses := usecase.MCPUses()
-	if len(uses) == 0 {
-		return nil
-	}
-	out := make([]runtime.MCPUse, len(uses))
-	for i, u := range uses {
-		out[i] = runtime.MCPUse{Server: u.Server, Include: u.Include}
-	}
-	return out
-}
-
 // Status reports nothing: use cases run in the worker and have no
 // dependency to be ready or not.
-func (*instance) Status() []runtime.Dependency { return nil }
+func (*instance) Status() []driver.Dependency { return nil }
 
 // Close does nothing.
 func (*instance) Close() error { return nil }
@@ -166,10 +148,10 @@ func (s *source) Tools(context.Context) ([]*mcp.Tool, uint64, error) { return s.
 
 // A use case has no transport to wait for, no remote party whose results
 // need a cap, and is never down: its source has none of the optional
-// capabilities (runtime.TimedSource, CappedSource, FallibleSource).
+// capabilities (driver.TimedSource, CappedSource, FallibleSource).
 
 // Call runs one use case on ctx, which carries the caller.
-func (s *source) Call(ctx context.Context, tool *mcp.Tool, args map[string]any) (res *mcp.CallToolResult, err error) {
+func (s *source) Call(ctx context.Context, tool *mcp.Tool, args map[string]any, _ driver.CallOptions) (res *mcp.CallToolResult, err error) {
 	op := s.ops[tool.Name]
 	if op == nil {
 		return nil, diag.New(diag.ToolUnknown, "there is no use case %q in this grant", tool.Name)
@@ -220,7 +202,7 @@ func errorResult(msg string) *mcp.CallToolResult {
 func sortedAgents(p *plan.Plan) []string { return slices.Sorted(maps.Keys(p.Agents)) }
 
 var (
-	_ runtime.Kind     = Kind{}
-	_ runtime.Instance = (*instance)(nil)
-	_ runtime.Source   = (*source)(nil)
+	_ driver.Kind     = Kind{}
+	_ driver.Instance = (*instance)(nil)
+	_ driver.Source   = (*source)(nil)
 )

@@ -18,8 +18,10 @@ import (
 	_ "github.com/heddlehq/heddle/builtin" // the built-in kinds, both halves
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants/mcpkind"
+	"github.com/heddlehq/heddle/grants/mcpkind/mcplive"
 	"github.com/heddlehq/heddle/grants/usecasekind"
 	"github.com/heddlehq/heddle/internal/plantest"
+	"github.com/heddlehq/heddle/internal/testkinds"
 	"github.com/heddlehq/heddle/internal/testmcp"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
@@ -190,7 +192,7 @@ func TestNamesClashAcrossKinds(t *testing.T) {
 		return ct
 	}
 	ts := openToolset(t, "ai:\n  mcp_servers:\n    srv: {url: http://127.0.0.1:1/mcp}\n",
-		`capabilities: [{kind: mcp, server: srv}, {kind: usecase, keys: [search]}]`, runtime.Options{Dial: dial})
+		`capabilities: [{kind: mcp, server: srv}, {kind: usecase, keys: [search]}]`, runtime.Options{Kinds: testkinds.MCP(func(k *mcplive.Kind) { k.Dial = dial })})
 	ctx := context.Background()
 	tools, err := ts.Tools(ctx)
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/heddlehq/heddle/grants/usecasekind"
 	"github.com/heddlehq/heddle/plan"
-	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 	"github.com/heddlehq/heddle/usecase"
 )
 
@@ -35,12 +35,12 @@ func BenchmarkSourceCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	tools, _, _ := src.Tools(context.Background())
-	var _ runtime.Source = src
+	var _ driver.Source = src
 	ctx := context.Background()
 	args := map[string]any{"id": "INC-1"}
 	b.ReportAllocs()
 	for b.Loop() {
-		res, err := src.Call(ctx, tools[0], args)
+		res, err := src.Call(ctx, tools[0], args, driver.CallOptions{})
 		if err != nil || res.IsError {
 			b.Fatal(res, err)
 		}

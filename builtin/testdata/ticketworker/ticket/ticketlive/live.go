@@ -11,7 +11,7 @@ import (
 	"example.com/ticketworker/ticket"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/plan"
-	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -19,7 +19,7 @@ import (
 type Kind struct{}
 
 // Open opens every granted queue.
-func (Kind) Open(_ context.Context, env runtime.KindEnv) (runtime.Instance, []*runtime.Failure, error) {
+func (Kind) Open(_ context.Context, env driver.Env) (driver.Instance, []*driver.Failure, error) {
 	queues, _ := env.Plan.Part("ticket").(ticket.Queues)
 	inst := &instance{queues: map[string]*queue{}}
 	for name, q := range queues {
@@ -34,7 +34,7 @@ type instance struct {
 	queues map[string]*queue
 }
 
-func (i *instance) Source(_ *plan.Agent, g plan.Grant) (runtime.Source, error) {
+func (i *instance) Source(_ *plan.Agent, g plan.Grant) (driver.Source, error) {
 	spec, _ := g.Spec.(*ticket.Grant)
 	if spec == nil || i.queues[spec.Queue] == nil {
 		return nil, diag.New(ticket.QueueUnknown, "the grant names no opened queue")
@@ -42,10 +42,10 @@ func (i *instance) Source(_ *plan.Agent, g plan.Grant) (runtime.Source, error) {
 	return i.queues[spec.Queue], nil
 }
 
-func (i *instance) Status() []runtime.Dependency {
-	var out []runtime.Dependency
+func (i *instance) Status() []driver.Dependency {
+	var out []driver.Dependency
 	for name, q := range i.queues {
-		out = append(out, runtime.Dependency{Name: name, Kind: "ticket", State: runtime.StateReady,
+		out = append(out, driver.Dependency{Name: name, Kind: "ticket", State: driver.StateReady,
 			Required: true, Tools: 1, Agents: q.spec.GrantedTo})
 	}
 	return out
@@ -75,7 +75,7 @@ func (q *queue) Tools(context.Context) ([]*mcp.Tool, uint64, error) {
 	return []*mcp.Tool{openTicket}, 1, nil
 }
 
-func (q *queue) Call(_ context.Context, _ *mcp.Tool, args map[string]any) (*mcp.CallToolResult, error) {
+func (q *queue) Call(_ context.Context, _ *mcp.Tool, args map[string]any, _ driver.CallOptions) (*mcp.CallToolResult, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.open >= q.spec.MaxOpen {
@@ -87,7 +87,7 @@ func (q *queue) Call(_ context.Context, _ *mcp.Tool, args map[string]any) (*mcp.
 }
 
 var (
-	_ runtime.Kind     = Kind{}
-	_ runtime.Instance = (*instance)(nil)
-	_ runtime.Source   = (*queue)(nil)
+	_ driver.Kind     = Kind{}
+	_ driver.Instance = (*instance)(nil)
+	_ driver.Source   = (*queue)(nil)
 )
