@@ -61,9 +61,9 @@
 //
 //	import (
 //		"github.com/heddlehq/heddle"
+//		_ "github.com/heddlehq/heddle/builtin" // links the built-in kinds
 //		"github.com/heddlehq/heddle/compile"
 //		"github.com/heddlehq/heddle/config"
-//		"github.com/heddlehq/heddle/grants/usecasekind/usecaselive" // the live half of kind: usecase
 //		"github.com/heddlehq/heddle/runtime"
 //		"github.com/heddlehq/heddle/usecase"
 //
@@ -75,7 +75,7 @@
 //	if ds = append(ds, cds...); ds.HasErrors() {
 //		return ds.Err()
 //	}
-//	rt, err := runtime.Open(ctx, p, runtime.Options{MCPUses: usecaselive.MCPUses()})
+//	rt, err := runtime.Open(ctx, p, runtime.Options{})
 //	if err != nil {
 //		return err
 //	}
@@ -104,17 +104,17 @@
 // # Reaching an MCP server directly
 //
 // An operation that itself calls someone else's MCP server declares it with
-// WithMCP. The application passes usecaselive.MCPUses() — the registered
-// operations' MCPUses in the runtime's type — to runtime.Options.MCPUses,
-// so the runtime opens that server at start-up (sharing the one client
-// agents use), checks the include filter against the tools it really
-// offers, and reports it in health. The operation reaches it through a handle the application
-// takes once after Open:
+// WithMCP. The built-in set of kinds (package builtin) hands the registered
+// operations' MCPUses to the mcp kind, so the runtime opens that server at
+// start-up (sharing the one client agents use), checks the include filter
+// against the tools it really offers, and reports it in health. The
+// operation reaches it through a handle the application takes once after
+// Open, from the mcp kind's live half:
 //
 //	usecase.Register("incidents.suggest_runbook", suggest,
 //		usecase.WithMCP("runbooks", "search_*"), usecase.ReadOnly())
 //	…
-//	runbooks, err := rt.MCP("runbooks", "search_*") // captured by suggest
+//	runbooks, err := mcplive.NewHandle(rt, "runbooks", "search_*") // captured by suggest
 //
 // # Results
 //

@@ -56,8 +56,7 @@ type MCPUse struct {
 
 // WithMCP declares that the operation reaches an MCP server directly, limited
 // to the tools matching include (none: every tool). The runtime opens such
-// servers when the application passes usecaselive.MCPUses() to
-// runtime.Options.MCPUses.
+// servers at start-up: the built-in set of kinds hands them to the mcp kind.
 func WithMCP(server string, include ...string) Option {
 	return func(c *config) {
 		c.mcp = append(c.mcp, MCPUse{Server: server, Include: append([]string(nil), include...)})

@@ -167,9 +167,9 @@ func Keys() []string {
 }
 
 // MCPUses returns the MCP servers registered operations reach directly
-// (WithMCP): one entry per server and filter, sorted by server. An
-// application passes them to the runtime as usecaselive.MCPUses() (package
-// grants/usecasekind/usecaselive), for runtime.Options.MCPUses.
+// (WithMCP): one entry per server and filter, sorted by server. The
+// built-in set of kinds (package builtin) hands them to the mcp kind, which
+// opens them (mcplive.Kind.Uses).
 func MCPUses() []MCPUse {
 	mu.RLock()
 	defer mu.RUnlock()

@@ -42,7 +42,7 @@ type wireHints struct {
 
 // sent returns the hints the server sent for the tool called name; ok is
 // false when no listing heddle saw named it (a transport heddle does not
-// see into, such as Options.Dial's).
+// see into, such as Kind.Dial's).
 func (w *wireHints) sent(name string) (h sentHints, ok bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

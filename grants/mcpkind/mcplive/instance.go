@@ -5,9 +5,10 @@
 // every agent that grants the server through the filters of its grants.
 //
 // The built-in set (package builtin) pairs it with the config half
-// (grants/mcpkind); an application that links builtin has it. Application
-// code reaches a server directly through runtime.Runtime.MCP, which this
-// package serves.
+// (grants/mcpkind); an application that links builtin has it. Its settings
+// are Kind's fields. Application code reaches a server directly through a
+// Handle (NewHandle), and has servers list their tools again with Refresh:
+// both take the runtime, whose mcp instance they use.
 //
 // # Start-up
 //
@@ -37,7 +38,7 @@
 // that a server that is back serves the call whatever the backoff says.
 package mcplive
 
-//lint:file-ignore SA1019 sampling is deprecated from protocol 2026-07-28 on, but servers of earlier revisions still send it; Options.Sampling serves them.
+//lint:file-ignore SA1019 sampling is deprecated from protocol 2026-07-28 on, but servers of earlier revisions still send it; Kind.Sampling serves them.
 
 import (
 	"context"
