@@ -163,8 +163,11 @@ func unownedSections(dep *config.Deployment, kinds *grants.Set) diag.Diagnostics
 		}
 		known := append(config.AIKeys(), kinds.Sections()...)
 		slices.Sort(known)
-		ds = append(ds, diag.Errorf(diag.ConfigKeyUnknown, config.Join("ai", key), "unknown key %q", key).
-			WithDetail("known keys here: %s", strings.Join(known, ", ")))
+		detail := "known keys here: " + strings.Join(known, ", ")
+		if len(kinds.Names()) == 0 {
+			detail = kindsDetail(kinds) + "; " + detail
+		}
+		ds = append(ds, diag.Errorf(diag.ConfigKeyUnknown, config.Join("ai", key), "unknown key %q", key).WithDetail("%s", detail))
 	}
 	return ds
 }

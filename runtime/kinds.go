@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -89,9 +90,13 @@ func kindsToOpen(p *plan.Plan, set *KindSet) (map[string]driver.Kind, error) {
 	for _, a := range p.Agents {
 		for _, g := range a.Grants {
 			k, ok := set.Lookup(g.Kind)
+			if !ok && len(set.Names()) == 0 {
+				return nil, diag.New(diag.CapabilityKindUnknown,
+					"agent %s grants kind %q, and this program links no kinds: import _ \"github.com/heddlehq/heddle/builtin\", or pass runtime.Options.Kinds", a.Name, g.Kind)
+			}
 			if !ok {
 				return nil, diag.New(diag.CapabilityKindUnknown,
-					"agent %s grants kind %q, which has no live half in this runtime's set of kinds", a.Name, g.Kind)
+					"agent %s grants kind %q, which has no live half in this runtime's set of kinds (%s)", a.Name, g.Kind, strings.Join(set.Names(), ", "))
 			}
 			out[g.Kind] = k
 		}

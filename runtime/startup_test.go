@@ -357,3 +357,13 @@ ai:
 		t.Errorf("Open took %v: the garbage line should fail the handshake, not wait for the deadline", d)
 	}
 }
+
+// TestOpenWithNoKinds: a runtime whose program links no kinds says so, and
+// how to link them, rather than only naming the kind it lacks.
+func TestOpenWithNoKinds(t *testing.T) {
+	p := compilePlan(t, "ai:\n  mcp_servers:\n    s: {transport: stdio, command: $TESTMCP}\n", map[string]string{"x": `capabilities: [{kind: mcp, server: s}]`})
+	_, err := runtime.Open(context.Background(), p, runtime.Options{Kinds: runtime.NewKindSet(nil)})
+	if !diag.Has(err, diag.CapabilityKindUnknown) || !strings.Contains(err.Error(), "links no kinds") || !strings.Contains(err.Error(), "heddle/builtin") {
+		t.Fatalf("Open = %v; want CAPABILITY_KIND_UNKNOWN saying no kinds are linked and how to link them", err)
+	}
+}
