@@ -384,7 +384,32 @@ func (t *Toolset) mayList() bool {
 	return cur == nil || cur.rtGen.Load() != t.rt.toolsGen.Load()
 }
 
+// call is one call's steps: resolve the name, authorize the call (policy,
+// approval, the arguments' schema), admit it (the source's and the
+// agent's limits), send it. A step that refuses the call returns the
+// refusal the model reads.
 func (t *Toolset) call(ctx context.Context, sd time.Time, name string, args map[string]any, cc *callConfig) (*mcp.CallToolResult, error) {
+	e, refused, err := t.resolve(ctx, sd, name)
+	if refused != nil || err != nil {
+		return refused, err
+	}
+	caller := heddle.Caller(ctx)
+	if refused, err := t.authorize(ctx, sd, e, args, caller, cc); refused != nil || err != nil {
+		return refused, err
+	}
+	// Limits count only calls that would be sent (runtime/limits.go).
+	adm, limited := t.admit(e, caller)
+	if limited != nil {
+		return limited, nil
+	}
+	defer adm.end()
+	return t.send(ctx, sd, e, args, cc)
+}
+
+// resolve finds the entry a name stands for, listing the sources first
+// when something changed; a source that is down is re-checked before a
+// name only it could resolve is refused.
+func (t *Toolset) resolve(ctx context.Context, sd time.Time, name string) (*entry, *mcp.CallToolResult, error) {
 	var bi *builtIndex
 	var err error
 	if t.mayList() {
@@ -393,28 +418,33 @@ func (t *Toolset) call(ctx context.Context, sd time.Time, name string, args map[
 		bi, err = t.index(ctx)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	i, ok := bi.names.lookup(name)
 	if !ok {
 		src := t.downSourceFor(name)
 		if src == nil {
-			return refusal(diag.ToolUnknown, "there is no tool %s; use one of the tools listed", diag.Quote(name)), nil
+			return nil, refusal(diag.ToolUnknown, "there is no tool %s; use one of the tools listed", diag.Quote(name)), nil
 		}
 		// Its tools may be unknown until it is back: a re-check may bring
 		// it back now, and its tools with it.
 		if !src.recheckUp(ctx) {
-			return refusal(diag.ToolUnavailable, "the server of tool %s is unavailable; try again later", diag.Clip(name)), nil
+			return nil, refusal(diag.ToolUnavailable, "the server of tool %s is unavailable; try again later", diag.Clip(name)), nil
 		}
 		if bi, err = bounded(ctx, sd, t.index); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if i, ok = bi.names.lookup(name); !ok {
-			return refusal(diag.ToolUnknown, "there is no tool %s; use one of the tools listed", diag.Quote(name)), nil
+			return nil, refusal(diag.ToolUnknown, "there is no tool %s; use one of the tools listed", diag.Quote(name)), nil
 		}
 	}
-	e := bi.entries[i]
-	caller := heddle.Caller(ctx)
+	return bi.entries[i], nil, nil
+}
+
+// authorize decides the call by policy — deny, allow, or ask the approver
+// within the supervisor's deadline — and checks the arguments against the
+// tool's input schema.
+func (t *Toolset) authorize(ctx context.Context, sd time.Time, e *entry, args map[string]any, caller heddle.Identity, cc *callConfig) (*mcp.CallToolResult, error) {
 	d := t.policy.Decide(ctx, policy.Input{
 		Tool: policy.Tool{Name: e.tool.Name, OriginalName: e.tool.OriginalName, Server: e.tool.Server, Kind: e.tool.Source,
 			Destructive: e.tool.Destructive, ReadOnly: e.tool.ReadOnly, Idempotent: e.tool.Idempotent, ClassifiedBy: string(e.tool.ClassifiedBy)},
@@ -445,14 +475,14 @@ func (t *Toolset) call(ctx context.Context, sd time.Time, name string, args map[
 	if msg := validateArgs(e.def, args); msg != "" {
 		return refusal(diag.ToolArgsInvalid, "the arguments do not match the tool's input schema: %s", msg), nil
 	}
-	// Limits count only calls that would be sent (runtime/limits.go).
-	adm, limited := t.admit(e, caller)
-	if limited != nil {
-		return limited, nil
-	}
-	defer adm.end()
-	// One timer: whichever of the transport's and the supervisor's
-	// deadlines comes first (for use cases, always the supervisor's).
+	return nil, nil
+}
+
+// send sends an admitted call to its source under one timer, whichever of
+// the transport's and the supervisor's deadlines comes first (for use
+// cases, always the supervisor's), caps its result, and turns the
+// source's failure into the refusal the model reads.
+func (t *Toolset) send(ctx context.Context, sd time.Time, e *entry, args map[string]any, cc *callConfig) (*mcp.CallToolResult, error) {
 	deadline, transportFirst := sd, false
 	if tt := e.src.transportTimeout(); tt > 0 && time.Now().Add(tt).Before(sd) {
 		td := time.Now().Add(tt)
