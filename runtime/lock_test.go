@@ -2,6 +2,8 @@ package runtime_test
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -132,10 +134,36 @@ func TestLockFormat(t *testing.T) {
 		"v9":     `{"version": 9, "servers": {}}`,
 		"edited": `{"version": 2, "servers": {"s": {"tools": {"a": {"sha256": "00", "definition": {"name": "a"}}}}}}`,
 		"named":  `{"version": 2, "servers": {"s": {"tools": {"a": {"sha256": "00", "definition": {"name": "b"}}}}}}`,
+		"v3":     `{"version": 3, "kinds": {"mcp": {"s": {"tools": {"a": {"sha256": "00", "definition": {"name": "a"}}}}}}}`,
 		"junk":   `nope`,
 	} {
 		if _, err := runtime.ParseLock("x.lock", []byte(body)); !diag.Has(err, diag.LockInvalid) {
 			t.Errorf("%s: err = %v, want LOCK_INVALID", name, err)
 		}
+	}
+}
+
+// TestLockVersion2: a version 2 lock, which pinned MCP servers only, reads
+// as version 3 with its servers under the mcp kind, and is written back as
+// version 3.
+func TestLockVersion2(t *testing.T) {
+	pin := driver.PinOf(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}})
+	v2, err := json.Marshal(map[string]any{"version": 2, "servers": map[string]any{"s": map[string]any{"tools": map[string]driver.Pin{"echo": pin}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := runtime.ParseLock("heddle.lock", v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Version != runtime.LockVersion || l.Kinds["mcp"]["s"].Tools["echo"].SHA256 != pin.SHA256 {
+		t.Fatalf("version 2 read as %+v", l)
+	}
+	b, err := l.Encode()
+	if err != nil || !strings.Contains(string(b), `"version": 3`) || !strings.Contains(string(b), `"kinds"`) {
+		t.Fatalf("written back as %s (%v)", b, err)
+	}
+	if again, err := runtime.ParseLock("heddle.lock", b); err != nil || !again.Pins("mcp").Pinned("s", &mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}}) {
+		t.Fatalf("version 3 read back: %v", err)
 	}
 }
