@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -29,7 +28,7 @@ import (
 	"github.com/heddlehq/heddle/internal/testkinds"
 	"github.com/heddlehq/heddle/internal/testmcp"
 	"github.com/heddlehq/heddle/plan"
-	heddle "github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime"
 )
 
 // benchTransports are the transports every per-call benchmark runs over.
@@ -41,7 +40,7 @@ var benchAgent = map[string]string{"bench": `capabilities: [{kind: mcp, server: 
 // benchPair is a toolset and a raw go-sdk session on the same kind of
 // server over the same transport.
 type benchPair struct {
-	ts      *heddle.Toolset
+	ts      *runtime.Toolset
 	raw     *mcp.ClientSession
 	control *mcp.ClientSession // a second raw session, the first's equal
 	close   func()             // closes everything; also run when the benchmark ends
@@ -68,7 +67,7 @@ func newTracedBenchPair(b *testing.B, transport string, tp trace.TracerProvider)
 	ctx := context.Background()
 	var (
 		api     string
-		opts    heddle.Options
+		opts    runtime.Options
 		rawT    func() mcp.Transport
 		cleanup []func()
 	)
@@ -129,7 +128,7 @@ func newTracedBenchPair(b *testing.B, transport string, tp trace.TracerProvider)
 		b.Fatalf("unknown transport %q", transport)
 	}
 	opts.TracerProvider = tp
-	rt, err := heddle.Open(ctx, compilePlan(b, api, benchAgent), opts)
+	rt, err := runtime.Open(ctx, compilePlan(b, api, benchAgent), opts)
 	if err != nil {
 		b.Fatalf("Open: %v", err)
 	}
@@ -339,7 +338,7 @@ func BenchmarkCallParallel64(b *testing.B) {
 				call := p.side(side)
 				b.Run(side, func(b *testing.B) {
 					ctx := context.Background()
-					b.SetParallelism((callers + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+					b.SetParallelism((callers + gomaxprocs() - 1) / gomaxprocs())
 					b.ReportAllocs()
 					b.RunParallel(func(pb *testing.PB) {
 						for pb.Next() {
@@ -407,7 +406,7 @@ func startupPlan(b *testing.B) *plan.Plan {
 // child started and connected, every server's tools listed, filters
 // verified, the agent's name index built).
 func openHeddle(ctx context.Context, p *plan.Plan) (func(), error) {
-	rt, err := heddle.Open(ctx, p, heddle.Options{})
+	rt, err := runtime.Open(ctx, p, runtime.Options{})
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -98,7 +97,7 @@ func sleepCall(t *testing.T, client *http.Client, d time.Duration) <-chan *respo
 		ch <- &response{req: req, status: res.StatusCode, header: res.Header, body: b}
 	}()
 	for synctest.Wait(); sleepsStarted.Load() == started && len(ch) == 0; synctest.Wait() {
-		goruntime.Gosched()
+		yieldProcessor()
 	}
 	return ch
 }

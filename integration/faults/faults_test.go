@@ -9,7 +9,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	goruntime "runtime"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -563,8 +563,8 @@ func noDNS() http.RoundTripper {
 // before, at the most, sampled every 2 ms. Other cells run beside it, so
 // the figure is an upper bound of f's own.
 func heapGrowth(f func()) uint64 {
-	var ms goruntime.MemStats
-	goruntime.ReadMemStats(&ms)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
 	base, peak := ms.HeapAlloc, ms.HeapAlloc
 	done := make(chan struct{})
 	sampled := make(chan struct{})
@@ -577,8 +577,8 @@ func heapGrowth(f func()) uint64 {
 			case <-done:
 				return
 			case <-tick.C:
-				var ms goruntime.MemStats
-				goruntime.ReadMemStats(&ms)
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
 				peak = max(peak, ms.HeapAlloc)
 			}
 		}

@@ -11,7 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	goruntime "runtime"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -394,7 +394,7 @@ func TestSoak(t *testing.T) {
 	}
 	r := &report{
 		Date:     begin.UTC().Format("2006-01-02 15:04 UTC"),
-		Machine:  fmt.Sprintf("%s/%s, %d cores, %s", goruntime.GOOS, goruntime.GOARCH, goruntime.NumCPU(), goruntime.Version()),
+		Machine:  fmt.Sprintf("%s/%s, %d cores, %s", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version()),
 		Duration: duration.String(),
 		Warmup:   warmup.String(),
 		Callers:  callers,

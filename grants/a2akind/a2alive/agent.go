@@ -14,7 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	authlive "github.com/heddlehq/heddle/auth/authlive"
+	"github.com/heddlehq/heddle/auth/authlive"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants/a2akind"
 	"github.com/heddlehq/heddle/runtime/driver"

@@ -65,7 +65,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	authlive "github.com/heddlehq/heddle/auth/authlive"
+	"github.com/heddlehq/heddle/auth/authlive"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants/a2akind"
 	"github.com/heddlehq/heddle/plan"

@@ -15,7 +15,7 @@ import (
 
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
-	sqllive "github.com/heddlehq/heddle/grants/sqlkind/sqllive"
+	"github.com/heddlehq/heddle/grants/sqlkind/sqllive"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/runtime/driver"
 	"github.com/heddlehq/heddle/secrets"

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/heddlehq/heddle/grants/sqlkind"
-	sqllive "github.com/heddlehq/heddle/grants/sqlkind/sqllive"
+	"github.com/heddlehq/heddle/grants/sqlkind/sqllive"
 )
 
 func TestRewrite(t *testing.T) {

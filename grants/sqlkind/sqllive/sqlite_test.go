@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/heddlehq/heddle/diag"
-	sqllive "github.com/heddlehq/heddle/grants/sqlkind/sqllive"
+	"github.com/heddlehq/heddle/grants/sqlkind/sqllive"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/runtime/driver"
 )
