@@ -107,6 +107,21 @@ func TestWireNamesNoFrontDoor(t *testing.T) {
 		`grpc`, `go-plugin`, `pgx`, `^modernc\.org/sqlite(/|$)`)
 }
 
+// TestReloadNamesNoFrontDoor: the reloader is for any front door over
+// runtime.Generations — serve's, and an application's own — so it imports
+// none (serve, the facade, the command), no kind, no auth strategy, and
+// not the metrics package's Prometheus client: it reports a reload through
+// a callback.
+func TestReloadNamesNoFrontDoor(t *testing.T) {
+	t.Parallel()
+	assertNoDeps(t, module+"/reload",
+		`^github\.com/heddlehq/heddle/(serve|mcpfacade|heddlecmd|builtin|health|metrics)$`,
+		`^github\.com/heddlehq/heddle/grants/`,
+		`^github\.com/heddlehq/heddle/auth/`,
+		`^github\.com/prometheus/`,
+		`grpc`, `go-plugin`, `pgx`, `^modernc\.org/sqlite(/|$)`)
+}
+
 // TestNoProviderSDKInTheProduct: the model providers' SDKs are in go.mod
 // only for the tests of modelfmt, which decode what it writes with them.
 // No package of the product — library, command, examples — imports one:

@@ -19,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"go.uber.org/goleak"
 
 	"github.com/heddlehq/heddle/builtin"
@@ -27,7 +26,6 @@ import (
 	"github.com/heddlehq/heddle/internal/proctest"
 	"github.com/heddlehq/heddle/metrics"
 	"github.com/heddlehq/heddle/runtime"
-	"github.com/heddlehq/heddle/runtime/driver"
 	"github.com/heddlehq/heddle/serve"
 )
 
@@ -211,7 +209,7 @@ func TestReloadUnderLoad(t *testing.T) {
 		time.Sleep(100 * time.Millisecond) // calls run on the generation before
 		before := gens.Generation()
 		writeRound(t, dir, reloadRound(i, broken[i]))
-		err := r.reload(ctx)
+		err := r.Reload(ctx)
 		rep := readyz(t, c, base)
 		if broken[i] {
 			failures++
@@ -313,50 +311,4 @@ func get(t *testing.T, c *http.Client, url string) string {
 		t.Fatal(err)
 	}
 	return string(b)
-}
-
-// TestWatchRelevant: --watch reloads on any change but a mode's in the
-// configuration's directories, and in the lock file's directory (often
-// the working directory) only on a change of the lock itself.
-func TestWatchRelevant(t *testing.T) {
-	w := &watcher{configDir: "config", agentsDir: "agents", lockDir: ".", lockBase: "heddle.lock"}
-	for _, tc := range []struct {
-		name string
-		op   fsnotify.Op
-		want bool
-	}{
-		{"config/api.yaml", fsnotify.Write, true},
-		{"config/..data", fsnotify.Create, true},
-		{"config/..2026_12_01_00_00_01", fsnotify.Remove, true},
-		{"agents/b", fsnotify.Create, true},
-		{"agents/b/agent.yaml", fsnotify.Rename, true},
-		{"heddle.lock", fsnotify.Write, true},
-		{"worker.log", fsnotify.Write, false},
-		{"config/api.yaml", fsnotify.Chmod, false},
-	} {
-		if got := w.relevant(fsnotify.Event{Name: tc.name, Op: tc.op}); got != tc.want {
-			t.Errorf("%s %s: relevant %v, want %v", tc.op, tc.name, got, tc.want)
-		}
-	}
-}
-
-// TestReloadErrCodes: a failed reload reports every code of its error —
-// each error diagnostic of the configuration, each failure of start-up —
-// sorted, once each.
-func TestReloadErrCodes(t *testing.T) {
-	ds := diag.Diagnostics{
-		diag.Errorf(diag.MCPServerUnknown, "agents.a", "x"),
-		diag.Errorf(diag.ConfigParse, "agents.b", "y"),
-		diag.Errorf(diag.MCPServerUnknown, "agents.c", "z"),
-	}
-	if got := errCodes(ds.Err()); !slices.Equal(got, []diag.Code{diag.ConfigParse, diag.MCPServerUnknown}) {
-		t.Errorf("diagnostics: %v", got)
-	}
-	se := &runtime.StartupError{Failures: []*driver.Failure{
-		{Name: "a", Err: diag.New(diag.MCPServerUnreachable, "a")},
-		{Name: "b", Err: diag.New(diag.SecretUnresolved, "b")},
-	}}
-	if got := errCodes(se); !slices.Equal(got, []diag.Code{diag.MCPServerUnreachable, diag.SecretUnresolved}) {
-		t.Errorf("start-up: %v", got)
-	}
 }
