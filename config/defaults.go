@@ -1,6 +1,7 @@
 package config
 
 import (
+	"github.com/heddlehq/heddle/config/setting"
 	"github.com/heddlehq/heddle/diag"
 )
 
@@ -24,7 +25,7 @@ func positive(ds diag.Diagnostics, raw map[string]any, path string, v int) diag.
 // unwritten ones get defaults.
 func (d *Deployment) checkValues() diag.Diagnostics {
 	ds := positive(nil, d.raw, "ai.startup_timeout_ms", d.AI.StartupTimeoutMS)
-	for _, l := range d.Serve.Limits.settings() {
+	for _, l := range limitSettings(&d.Serve.Limits) {
 		ds = positive(ds, d.raw, l.path, *l.v)
 	}
 	if a := d.Serve.Auth; a != nil {
@@ -46,7 +47,7 @@ func (d *Deployment) applyDefaults() {
 	if ai.Pinning == "" {
 		ai.Pinning = PinningStrict
 	}
-	for _, l := range d.Serve.Limits.settings() {
+	for _, l := range limitSettings(&d.Serve.Limits) {
 		if *l.v <= 0 {
 			*l.v = l.def
 		}
@@ -86,14 +87,14 @@ func (a *Artifact) applyDefaults() diag.Diagnostics {
 
 // Values of policies.limits[i].by: what a limit is counted for.
 const (
-	LimitByCaller = "caller"
-	LimitByAgent  = "agent"
-	LimitByTool   = "tool"
+	LimitByCaller = setting.LimitByCaller
+	LimitByAgent  = setting.LimitByAgent
+	LimitByTool   = setting.LimitByTool
 )
 
-// Approval values.
+// Values of policies.approval: what happens to a destructive tool.
 const (
-	ApprovalAsk   = "ask"
-	ApprovalAllow = "allow"
-	ApprovalDeny  = "deny"
+	ApprovalAsk   = setting.ApprovalAsk
+	ApprovalAllow = setting.ApprovalAllow
+	ApprovalDeny  = setting.ApprovalDeny
 )

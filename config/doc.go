@@ -45,4 +45,13 @@
 // handed raw to the kind that owns it ([Deployment.Section]); the kind
 // decodes and checks it, and the compiler reports a key that no kind owns.
 // So config names no kind, and adding one changes nothing here.
+//
+// What is read of the configuration past the loader — [Ref] and
+// [ParseRef], the config paths of [Join] and [Item], the approval and
+// limits.by words, the serve: and mcp: sections — is declared in package
+// [github.com/heddlehq/heddle/config/setting], which imports only the
+// standard library, and re-exported here under the same names: config.Ref
+// and setting.Ref are one type. The plan, the policy engine and the
+// secrets resolver import that package, so the runtime links none of the
+// loader (koanf, mapstructure, YAML positions).
 package config

@@ -72,6 +72,10 @@ var (
 	envValueType   = reflect.TypeFor[config.EnvValue]()
 	authType       = reflect.TypeFor[config.Auth]()
 	capabilityType = reflect.TypeFor[config.Capability]()
+
+	// settingPkg is the import path of package setting, which declares
+	// config.Ref and the other types config re-exports.
+	settingPkg = refType.PkgPath()
 )
 
 // kind is one capability kind and the Go types it decodes.
@@ -184,7 +188,9 @@ func (g *generator) document() *document {
 }
 
 // name is the definition name of t: package.Type (config.AI,
-// mcpkind.ServerConfig), or a name given in d.names.
+// mcpkind.ServerConfig), or a name given in d.names. A type package setting
+// declares is named config.Type: config re-exports it under that name, and
+// the loader decodes it as config's.
 func (d *document) name(t reflect.Type) string {
 	if n, ok := d.names[t]; ok {
 		return n
@@ -192,7 +198,11 @@ func (d *document) name(t reflect.Type) string {
 	if t.Name() == "" || t.PkgPath() == "" {
 		return ""
 	}
-	return path.Base(t.PkgPath()) + "." + t.Name()
+	pkg := path.Base(t.PkgPath())
+	if t.PkgPath() == settingPkg {
+		pkg = path.Base(deploymentType.PkgPath())
+	}
+	return pkg + "." + t.Name()
 }
 
 func (d *document) reflector() *jsonschema.Reflector {
