@@ -1,6 +1,6 @@
 package plan
 
-import "github.com/heddlehq/heddle/config"
+import "github.com/heddlehq/heddle/config/setting"
 
 // MCP is heddle as an MCP server as compiled: the caller of a stdio
 // session (heddle mcp), nil for an anonymous one.
@@ -9,4 +9,4 @@ type MCP struct {
 }
 
 // MCPIdentity is the deployment's mcp.identity, as written.
-type MCPIdentity = config.MCPIdentity
+type MCPIdentity = setting.MCPIdentity

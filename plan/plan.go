@@ -18,7 +18,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/heddlehq/heddle/config"
+	"github.com/heddlehq/heddle/config/setting"
 )
 
 // Version is the plan format's version, recorded in every plan.
@@ -137,7 +137,7 @@ type Secrets struct {
 // an auth plugin): a reference, or a literal shown only as a hash so the
 // plan stays secret-free.
 type EnvVar struct {
-	Ref *config.Ref `json:"ref,omitempty"`
+	Ref *setting.Ref `json:"ref,omitempty"`
 	// LiteralSHA256 is the first 12 hex digits of the literal's SHA-256.
 	LiteralSHA256 string `json:"literal_sha256,omitempty"`
 	// Literal is the value itself; it is never printed.

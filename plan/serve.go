@@ -1,6 +1,6 @@
 package plan
 
-import "github.com/heddlehq/heddle/config"
+import "github.com/heddlehq/heddle/config/setting"
 
 // Serve is the worker's front door as compiled: who may call it, the Host
 // headers it accepts, and its limits, every default filled in. Token values
@@ -19,8 +19,8 @@ type Serve struct {
 // and with their defaults: the compiler refuses a setting of another kind
 // than serve.auth.kind, so only the kind's own are set.
 type (
-	ServeAuth   = config.ServeAuth
-	ServeToken  = config.ServeToken
-	ServeLimits = config.ServeLimits
-	ServeProbes = config.ServeProbes
+	ServeAuth   = setting.ServeAuth
+	ServeToken  = setting.ServeToken
+	ServeLimits = setting.ServeLimits
+	ServeProbes = setting.ServeProbes
 )

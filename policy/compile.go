@@ -9,7 +9,7 @@ import (
 
 	"cel.dev/cel-go/cel"
 
-	"github.com/heddlehq/heddle/config"
+	"github.com/heddlehq/heddle/config/setting"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/plan"
 )
@@ -55,9 +55,9 @@ func newSet(approval Effect, approvalAt string, rules []rule) *Set {
 // any is an error, never a partial one. ToolTimeoutMS is the supervisor's and
 // is not read here.
 func New(p plan.Policies, basePath string) (*Set, diag.Diagnostics) {
-	approvalAt := config.Join(basePath, "approval")
+	approvalAt := setting.Join(basePath, "approval")
 	ds := CompileApproval(p.Approval, approvalAt)
-	ds = append(ds, CompileDeniedTools(p.DeniedTools, config.Join(basePath, "denied_tools"))...)
+	ds = append(ds, CompileDeniedTools(p.DeniedTools, setting.Join(basePath, "denied_tools"))...)
 	rules, rds := compileRules(p.Rules, basePath)
 	ds = append(ds, rds...)
 	if ds.HasErrors() {
@@ -66,7 +66,7 @@ func New(p plan.Policies, basePath string) (*Set, diag.Diagnostics) {
 	approval, _ := parseApproval(p.Approval)
 	s := newSet(approval, approvalAt, rules)
 	for i, g := range p.DeniedTools {
-		s.denied = append(s.denied, deniedGlob{glob: g, path: config.Item(config.Join(basePath, "denied_tools"), i)})
+		s.denied = append(s.denied, deniedGlob{glob: g, path: setting.Item(setting.Join(basePath, "denied_tools"), i)})
 	}
 	return s, ds
 }
@@ -83,7 +83,7 @@ func Compile(rules []plan.Rule, basePath string) (*Set, diag.Diagnostics) {
 	if ds.HasErrors() {
 		return nil, ds
 	}
-	return newSet(Ask, config.Join(basePath, "approval"), compiled), ds
+	return newSet(Ask, setting.Join(basePath, "approval"), compiled), ds
 }
 
 // CompileApproval checks a policies.approval value at path: ask, allow or
@@ -109,7 +109,7 @@ func parseApproval(s string) (Effect, bool) {
 func CompileDeniedTools(globs []string, at string) diag.Diagnostics {
 	var ds diag.Diagnostics
 	for i, g := range globs {
-		p := config.Item(at, i)
+		p := setting.Item(at, i)
 		if g == "" {
 			ds = append(ds, diag.Errorf(diag.PolicyInvalid, p, "empty pattern matches no tool").
 				WithDetail("write a tool name or a glob such as delete_*"))
@@ -127,14 +127,14 @@ func CompileDeniedTools(globs []string, at string) diag.Diagnostics {
 func compileRules(rules []plan.Rule, basePath string) ([]rule, diag.Diagnostics) {
 	var ds diag.Diagnostics
 	out := make([]rule, 0, len(rules))
-	base := config.Join(basePath, "rules")
+	base := setting.Join(basePath, "rules")
 	for i, r := range rules {
-		at := config.Item(base, i)
+		at := setting.Item(base, i)
 		effect, ok := ParseEffect(r.Effect)
 		if !ok {
-			ds = append(ds, badEffect(config.Join(at, "effect"), r.Effect))
+			ds = append(ds, badEffect(setting.Join(at, "effect"), r.Effect))
 		}
-		prg, whenDS := compileWhen(r.When, config.Join(at, "when"))
+		prg, whenDS := compileWhen(r.When, setting.Join(at, "when"))
 		ds = append(ds, whenDS...)
 		if ok && prg != nil {
 			out = append(out, rule{effect: effect, prg: prg, reason: ruleReason(effect, at),

@@ -3,7 +3,7 @@ package policy
 import (
 	"fmt"
 
-	"github.com/heddlehq/heddle/config"
+	"github.com/heddlehq/heddle/config/setting"
 )
 
 // Effect is what a policy decides for one call: deny it, ask a human to
@@ -27,11 +27,11 @@ const (
 func (e Effect) String() string {
 	switch e {
 	case Deny:
-		return config.ApprovalDeny
+		return setting.ApprovalDeny
 	case Ask:
-		return config.ApprovalAsk
+		return setting.ApprovalAsk
 	case Allow:
-		return config.ApprovalAllow
+		return setting.ApprovalAllow
 	}
 	return fmt.Sprintf("Effect(%d)", int(e))
 }
@@ -49,11 +49,11 @@ func (e Effect) MarshalText() ([]byte, error) {
 // exact, as the rest of agent.yaml is.
 func ParseEffect(s string) (Effect, bool) {
 	switch s {
-	case config.ApprovalDeny:
+	case setting.ApprovalDeny:
 		return Deny, true
-	case config.ApprovalAsk:
+	case setting.ApprovalAsk:
 		return Ask, true
-	case config.ApprovalAllow:
+	case setting.ApprovalAllow:
 		return Allow, true
 	}
 	return Deny, false

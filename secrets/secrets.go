@@ -4,7 +4,7 @@
 // this package contains one.
 //
 //	r := secrets.New(secrets.Options{Dir: "/run/secrets"})
-//	token, err := r.Resolve(ctx, config.ParseRef("${secrets:/heddle/catalog/token}"))
+//	token, err := r.Resolve(ctx, setting.ParseRef("${secrets:/heddle/catalog/token}"))
 //	// err carries SECRET_UNRESOLVED or SECRET_EMPTY and names the reference;
 //	// token logs and prints as [redacted], and token.Reveal() is the secret
 //	req.Header.Set("Authorization", "Bearer "+token.Reveal())
@@ -18,7 +18,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/heddlehq/heddle/config"
+	"github.com/heddlehq/heddle/config/setting"
 	"github.com/heddlehq/heddle/diag"
 )
 
@@ -26,7 +26,7 @@ import (
 // wherever it is printed. Implementations must be safe for concurrent use
 // and must never put a value in an error.
 type Resolver interface {
-	Resolve(ctx context.Context, ref config.Ref) (Value, error)
+	Resolve(ctx context.Context, ref setting.Ref) (Value, error)
 }
 
 // Options configure the default resolver.
@@ -54,7 +54,7 @@ func New(opts Options) Resolver {
 
 type resolver struct{ opts Options }
 
-func (r *resolver) Resolve(_ context.Context, ref config.Ref) (Value, error) {
+func (r *resolver) Resolve(_ context.Context, ref setting.Ref) (Value, error) {
 	v, err := r.resolve(ref)
 	if err != nil {
 		return Value{}, err
@@ -62,21 +62,21 @@ func (r *resolver) Resolve(_ context.Context, ref config.Ref) (Value, error) {
 	return NewValue(v), nil
 }
 
-func (r *resolver) resolve(ref config.Ref) (string, error) {
+func (r *resolver) resolve(ref setting.Ref) (string, error) {
 	if !ref.Valid() {
 		return "", diag.New(diag.SecretUnresolved, "not a valid secret reference")
 	}
 	var v string
 	switch ref.Scheme {
-	case config.SchemeEnv:
+	case setting.SchemeEnv:
 		val, ok := r.opts.LookupEnv(ref.Name)
 		if !ok {
 			return "", diag.New(diag.SecretUnresolved, "%s: the environment variable is not set", ref)
 		}
 		v = val
-	case config.SchemeFile, config.SchemeSecrets:
+	case setting.SchemeFile, setting.SchemeSecrets:
 		path := ref.Name
-		if ref.Scheme == config.SchemeSecrets {
+		if ref.Scheme == setting.SchemeSecrets {
 			if r.opts.Dir == "" {
 				return "", diag.New(diag.SecretUnresolved, "%s: ai.secrets.dir is not set", ref)
 			}
@@ -107,7 +107,7 @@ func readReason(err error) string {
 }
 
 // Func adapts a function to a Resolver.
-type Func func(ctx context.Context, ref config.Ref) (Value, error)
+type Func func(ctx context.Context, ref setting.Ref) (Value, error)
 
 // Resolve calls f.
-func (f Func) Resolve(ctx context.Context, ref config.Ref) (Value, error) { return f(ctx, ref) }
+func (f Func) Resolve(ctx context.Context, ref setting.Ref) (Value, error) { return f(ctx, ref) }

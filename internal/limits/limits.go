@@ -40,7 +40,7 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"github.com/heddlehq/heddle/config"
+	"github.com/heddlehq/heddle/config/setting"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/policy"
@@ -125,7 +125,7 @@ func New(ls []plan.Limit, at string) (*Set, diag.Diagnostics) {
 	var ds diag.Diagnostics
 	s := &Set{}
 	for i, l := range ls {
-		p := config.Item(at, i)
+		p := setting.Item(at, i)
 		e, eds := compileEntry(l, p)
 		ds = append(ds, eds...)
 		if e != nil {
@@ -143,17 +143,17 @@ func compileEntry(l plan.Limit, p string) (*entry, diag.Diagnostics) {
 	bad := func(key, format string, args ...any) {
 		at := p
 		if key != "" {
-			at = config.Join(p, key)
+			at = setting.Join(p, key)
 		}
 		ds = append(ds, diag.Errorf(diag.PolicyInvalid, at, format, args...).
 			WithDetail("an entry is a rate, {calls: 60, per: 1m}, or a bound on calls at once, {concurrent: 8}; by is caller, agent or tool"))
 	}
 	switch l.By {
-	case "", config.LimitByCaller, config.LimitByAgent, config.LimitByTool:
+	case "", setting.LimitByCaller, setting.LimitByAgent, setting.LimitByTool:
 	default:
 		bad("by", "by must be caller, agent or tool")
 	}
-	ds = append(ds, policy.CompileDeniedTools(l.Tools, config.Join(p, "tools"))...)
+	ds = append(ds, policy.CompileDeniedTools(l.Tools, setting.Join(p, "tools"))...)
 	rateSet := l.Calls != 0 || l.Per != ""
 	switch {
 	case rateSet && l.Concurrent != 0:
@@ -183,7 +183,7 @@ func compileEntry(l plan.Limit, p string) (*entry, diag.Diagnostics) {
 	}
 	e := &entry{path: p, by: l.By, tools: l.Tools, calls: l.Calls, per: per, concurrent: l.Concurrent}
 	if e.by == "" {
-		e.by = config.LimitByAgent
+		e.by = setting.LimitByAgent
 	}
 	if rateSet {
 		e.every = rate.Limit(float64(l.Calls) / per.Seconds())
@@ -298,9 +298,9 @@ func (e *entry) applies(c Call) bool {
 
 func (e *entry) key(c Call) string {
 	switch e.by {
-	case config.LimitByCaller:
+	case setting.LimitByCaller:
 		return c.Caller
-	case config.LimitByTool:
+	case setting.LimitByTool:
 		return c.Tool
 	}
 	return ""
