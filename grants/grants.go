@@ -81,11 +81,15 @@ func (e *Env) RemoteClients() string { return e.Deployment.AI.RemoteClients }
 // safe for concurrent use.
 type Set struct {
 	kinds []Kind
+	// catalog is the core's catalogue followed by each Coded kind's
+	// entries; nil for a set NewSet did not make.
+	catalog []diag.Entry
 }
 
 // NewSet returns a set of kinds, in the order given (the order their parts
-// appear in a plan). It panics when two kinds share a name or a section, or
-// a name is empty: programming errors, found at start.
+// appear in a plan). It panics when two kinds share a name or a section, a
+// name is empty, or a code is catalogued twice (by two kinds, or by a kind
+// and the core): programming errors, found at start.
 func NewSet(kinds ...Kind) *Set {
 	names, sections := map[string]bool{}, map[string]bool{}
 	for _, k := range kinds {
@@ -101,7 +105,7 @@ func NewSet(kinds ...Kind) *Set {
 		}
 		names[n], sections[sec] = true, true
 	}
-	return &Set{kinds: slices.Clone(kinds)}
+	return &Set{kinds: slices.Clone(kinds), catalog: catalog(kinds)}
 }
 
 // Lookup returns the kind called name.
@@ -123,6 +127,30 @@ func (s *Set) Kinds() []Kind {
 		return nil
 	}
 	return slices.Clone(s.kinds)
+}
+
+// Catalog returns the catalogue entry of every code a program linking the
+// set can report: the core's (diag.Catalog), in their order, then each
+// Coded kind's own, kind by kind in the set's order. docs/errors.md is
+// generated from the built-in set's catalogue, phase by phase.
+func (s *Set) Catalog() []diag.Entry {
+	if s == nil || s.catalog == nil {
+		return diag.Catalog()
+	}
+	return slices.Clone(s.catalog)
+}
+
+// Entry returns the catalogue entry of code: the core's, or that of the
+// kind of the set that reports it.
+func (s *Set) Entry(code diag.Code) (diag.Entry, bool) {
+	if s == nil || s.catalog == nil {
+		return diag.Lookup(code)
+	}
+	i := slices.IndexFunc(s.catalog, func(e diag.Entry) bool { return e.Code == code })
+	if i < 0 {
+		return diag.Entry{}, false
+	}
+	return s.catalog[i], true
 }
 
 // Names returns the kinds' names, sorted.
@@ -173,6 +201,59 @@ func Default() *Set {
 		return &Set{}
 	}
 	return defaultSet
+}
+
+// Coded is implemented by a kind that reports codes of its own: codes that
+// only it reports, from its config half or its live half. Their catalogue
+// entries — meaning, fix, example — are the config half's, so that a
+// program's whole catalogue (Set.Catalog) is known without opening
+// anything, and docs/errors.md documents a kind's codes because the kind is
+// in the built-in set, not because the core names them.
+//
+// A code that the core, an auth strategy or several kinds report stays in
+// the core's catalogue (diag/catalog.go): MCP_AUTH_STRATEGY_INVALID is the
+// mcp and a2a kinds' alike, since both build strategies from an auth:
+// block. Auth strategies have no such interface: every code they report is
+// one of those shared ones, and a strategy outside the binary is a plugin,
+// whose failures come back under the core's codes.
+//
+//	func (Kind) Codes() []diag.Entry {
+//		return []diag.Entry{{Code: QueueUnknown, Phase: diag.PhaseCompile,
+//			Meaning: "A ticket grant names a queue ai.ticket_queues does not declare.",
+//			Fix:     "Declare the queue, or correct the name."}}
+//	}
+type Coded interface {
+	// Codes returns the entries of the kind's own codes, each with a
+	// meaning and a fix, and, for start-up and call-time codes, an example.
+	Codes() []diag.Entry
+}
+
+// catalog returns the core's catalogue followed by the entries of every
+// Coded kind of kinds, in order. It panics when a code is empty or
+// catalogued twice.
+func catalog(kinds []Kind) []diag.Entry {
+	out := diag.Catalog()
+	by := map[diag.Code]string{}
+	for _, e := range out {
+		by[e.Code] = "the core"
+	}
+	for _, k := range kinds {
+		c, ok := k.(Coded)
+		if !ok {
+			continue
+		}
+		for _, e := range c.Codes() {
+			if e.Code == "" {
+				panic(fmt.Sprintf("grants: kind %q catalogues an empty code", k.Name()))
+			}
+			if other, dup := by[e.Code]; dup {
+				panic(fmt.Sprintf("grants: code %s catalogued twice, by %s and by kind %q", e.Code, other, k.Name()))
+			}
+			by[e.Code] = fmt.Sprintf("kind %q", k.Name())
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // Documented is implemented by kinds that tell generators of documentation
