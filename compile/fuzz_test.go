@@ -9,7 +9,7 @@ import (
 
 	"github.com/heddlehq/heddle/compile"
 	"github.com/heddlehq/heddle/config"
-	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/grants"
 	"golang.org/x/tools/txtar"
 )
 
@@ -63,7 +63,7 @@ func FuzzLoadCompile(f *testing.F) {
 		p, cds := compile.Compile(compile.Input{Config: cfg, Usecases: []string{"k"}})
 		ds = append(ds, cds...)
 		for _, d := range ds {
-			if _, ok := diag.Lookup(d.Code); !ok {
+			if _, ok := grants.Default().Entry(d.Code); !ok {
 				t.Errorf("diagnostic with uncatalogued code %q: %v", d.Code, d)
 			}
 		}

@@ -3,7 +3,9 @@ package diag
 import "slices"
 
 // Entry documents one code. docs/errors.md is generated from the catalogue
-// (go run ./internal/gendocs), and a test fails when a code is missing here.
+// of the built-in set of kinds (go run ./internal/gendocs): the core's
+// entries here, and each kind's own (grants.Coded). A test fails when a
+// code is missing from it.
 type Entry struct {
 	Code     Code
 	Phase    Phase
@@ -37,63 +39,27 @@ var catalog = []Entry{
 	{Code: CapabilityKindUnknown, Phase: PhaseCompile,
 		Meaning: "A capability's kind: is missing or names no registered grant kind.",
 		Fix:     "Use one of the registered kinds: mcp, usecase, sql, a2a (or one your application registers)."},
-	{Code: MCPServerUnknown, Phase: PhaseCompile,
-		Meaning: "An mcp grant names a server that ai.mcp_servers does not declare, or names none.",
-		Fix:     "Declare the server in the deployment (every environment's), or correct the name in the grant."},
 	{Code: MCPTransportInvalid, Phase: PhaseCompile,
 		Meaning: "A server's transport is not http, sse or stdio, a stdio server has no command, or an entry without transport has neither command nor url. As a warning: an entry without transport whose url ends in /sse, which is read as Streamable HTTP though the legacy SSE transport may be meant.",
 		Fix:     "Set transport to http, sse or stdio, or leave it out and give the entry a command (stdio) or a url (Streamable HTTP), as MCP hosts write them; for an /sse url, write transport: sse, or transport: http to keep Streamable HTTP."},
-	{Code: MCPURLInvalid, Phase: PhaseCompile,
-		Meaning: "A server URL is missing, cannot be parsed, is not https (plain http is allowed only for loopback hosts), or carries userinfo, a query string or a fragment. The URL is redacted in the message: it may hold the very credential being refused.",
-		Fix:     "Use https://host/path with no credentials in it, and put credentials in headers_ref or an auth strategy."},
-	{Code: MCPAuthConflict, Phase: PhaseCompile,
-		Meaning: "A server sets both headers_ref and auth: two ways to set credentials on one connection are ambiguous.",
-		Fix:     "Keep one. headers_ref is the static strategy's shorthand."},
 	{Code: MCPCredentialsInline, Phase: PhaseCompile,
 		Meaning: "A literal (or a malformed reference) where a secret reference belongs: headers_ref, any *_ref setting of an auth block, dsn_ref; a literal under a credential's name (api_key, password, client_secret, …) in an auth plugin's settings; a URL with user:password@ in any auth setting, a server's command, args or dir, or a header; a literal Authorization, Cookie, *-Key, *-Token or *-Secret in a server's headers. As a warning: a literal under a credential's name (GITHUB_TOKEN, DB_PASSWORD, …) in a stdio server's env. The message never repeats the value.",
 		Fix:     "Store the value in your secret store and write a reference: ${secrets:/path}, ${env:NAME} or ${file:PATH} (in a plugin's settings, under NAME_ref)."},
 	{Code: MCPAuthStrategyUnknown, Phase: PhaseCompile,
 		Meaning: "An auth block names no strategy kind, or one that is neither built in (bearer, static, oauth) nor declared under ai.auth_plugins The message lists what is registered.",
 		Fix:     "Use a registered kind, or declare the plugin under ai.auth_plugins."},
-	{Code: MCPStdioAuth, Phase: PhaseCompile,
-		Meaning: "A stdio server sets headers_ref or auth. A child process has no connection to authenticate.",
-		Fix:     "Pass credentials to the child through env: with a secret reference."},
 	{Code: MCPEnvInvalid, Phase: PhaseCompile,
 		Meaning: "A stdio server's (or auth plugin's) env has a name that is not a variable name, or a value that cannot be a value at all — white space, braces, quotes, URL userinfo: the mark of a broken interpolation. The value is redacted.",
 		Fix:     "Write a plain value, or a reference such as ${secrets:/path}."},
 	{Code: MCPConnectionConflict, Phase: PhaseCompile,
 		Meaning: "Two server names become the same tool prefix once sanitized (run.books and run_books), or one server entry mixes two transports' settings — an entry without transport that has both command and url, headers on a stdio server, or an overlay that switched the transport while the base file's url or command remained.",
 		Fix:     "Rename one of the servers; in an overlay that changes the transport, set the other transport's keys to null."},
-	{Code: MCPFilterInvalid, Phase: PhaseCompile,
-		Meaning: "An include, exclude, read_only_tools, idempotent_tools or destructive_tools pattern is empty or not a valid glob.",
-		Fix:     "Patterns use * for any run of characters, ? for one character and [a-z] for a class."},
 	{Code: RemoteClientsUnknown, Phase: PhaseCompile,
 		Meaning: "ai.remote_clients is neither required nor optional.",
 		Fix:     "Write required (the default) or optional."},
 	{Code: AuthPluginInvalid, Phase: PhaseCompile,
 		Meaning: "An ai.auth_plugins entry has no command, no sha256 checksum or a malformed one, or takes the name of a built-in strategy. heddle starts no unverified binary.",
 		Fix:     "Give the plugin's command and its checksum (sha256sum <binary>), under a name of its own."},
-	{Code: UsecaseUnknown, Phase: PhaseCompile,
-		Meaning: "A usecase grant names a key the application did not register, or names none.",
-		Fix:     "Register the operation with usecase.Register in the application's main, or correct the key."},
-	{Code: SQLSourceUnknown, Phase: PhaseCompile,
-		Meaning: "An sql grant names a source ai.sql_sources does not declare, or names none.",
-		Fix:     "Declare the source, or correct the name."},
-	{Code: SQLSourceInvalid, Phase: PhaseCompile,
-		Meaning: "An SQL source has an unknown driver, or lacks what its driver needs (path for sqlite, dsn_ref for postgres), or mixes the two.",
-		Fix:     "Use driver sqlite with path, or driver postgres with dsn_ref."},
-	{Code: SQLStatementUnknown, Phase: PhaseCompile,
-		Meaning: "An sql grant names a statement its source does not declare, or grants nothing at all.",
-		Fix:     "Declare the statement under the source's statements, or correct the name."},
-	{Code: SQLStatementInvalid, Phase: PhaseCompile,
-		Meaning: "A statement has no SQL, uses a :parameter it does not declare (or declares one it never uses), gives a parameter an unknown type, or binds it from something other than the caller.",
-		Fix:     "Declare every :name under params with a type (string, integer, number, boolean); from: takes caller.subject or caller.claims.NAME."},
-	{Code: A2AAgentUnknown, Phase: PhaseCompile,
-		Meaning: "An a2a grant names a remote agent ai.a2a_agents does not declare, or names none.",
-		Fix:     "Declare the agent, or correct the name."},
-	{Code: A2AURLInvalid, Phase: PhaseCompile,
-		Meaning: "A remote agent's URL breaks the same rules as MCP_URL_INVALID. The URL is redacted.",
-		Fix:     "Use https://host/path with no credentials in it."},
 	{Code: ServeAuthInvalid, Phase: PhaseCompile,
 		Meaning: "serve.auth is incomplete or unsafe: no kind or an unknown one; kind jwt without issuer or audience, with an algorithm it does not accept (none and the HMAC algorithms never are: an HMAC key would be the issuer's public key) or a clock skew over 5 minutes; kind tokens without tokens, or a token without token_ref or subject; kind trusted_headers without proxies, or a proxy that is not a CIDR or an address; or a setting of another kind, which this one would silently ignore.",
 		Fix:     "Complete the kind's settings (docs/operations.md shows each kind worked out), or remove what belongs to another kind.",
@@ -125,30 +91,6 @@ var catalog = []Entry{
 		Meaning: "An auth strategy could not be built from its settings (a plugin that fails its checksum or handshake, an OAuth configuration that cannot work).",
 		Fix:     "Check the strategy's settings and, for a plugin, its binary and checksum.",
 		Example: "auth_plugins: {agent-session: {command: bin/plugin, sha256: <checksum of another binary>}}"},
-	{Code: MCPServerUnreachable, Phase: PhaseStartup,
-		Meaning: "A server could not be connected within its share of the start-up deadline, and the message says why. For a stdio server: its command was not found (a relative command such as bin/server is resolved against the working directory, or against dir: when it is set), is not executable, or exited before the MCP handshake — with its exit status and its last line on stderr — or did not answer in time. For an HTTP or SSE server: the connection was refused (nothing listens at that host and port), the host name does not resolve, the TLS handshake failed (a certificate this worker does not trust or that names another host, or a plain-HTTP server behind an https:// URL), connecting or the handshake timed out, or the server answered an HTTP error. A 401 or 403 is MCP_AUTH_REJECTED instead. Required servers abort start-up, each named; optional ones are logged and handed to the supervisor.",
-		Fix:     "A command that is not found: build it (the shipped example's bin/ servers are built by make build), check its path, and run heddle from the directory a relative command is relative to, or give an absolute path. A command that exits: run it by hand with its args and read what it prints (--log-level debug logs each line of its stderr). A refused connection: start the server, or correct the host and port of its url. A host that does not resolve: correct the host name or the worker's DNS. A TLS failure: give the server a certificate for its host name signed by an authority the worker trusts, or use https:// only for servers that speak TLS. A timeout: check the network path (firewalls, proxies), or raise ai.startup_timeout_ms for slow starters (npx downloads). Mark servers that may be absent required: false.",
-		Example: "command: bin/heddle-example-server   # and bin/ was never built"},
-	{Code: MCPAuthRejected, Phase: PhaseStartup,
-		Meaning: "An HTTP or SSE server answered 401 Unauthorized or 403 Forbidden during the handshake: it refused the credentials heddle sent, or heddle sent none. The message names the status and the strategy whose credentials were refused. Required servers abort start-up; optional ones are logged and handed to the supervisor, which keeps trying.",
-		Fix:     "Check the credential reference: headers_ref, or the strategy's *_ref settings, must resolve to a credential this server accepts (for this environment, not expired or revoked, with the scopes it needs). Check the strategy: auth.kind must be the scheme the server expects (bearer for Authorization: Bearer, static or headers_ref for another header, oauth for a server that runs OAuth); a server that needs credentials and has neither headers_ref nor auth gets none.",
-		Example: "auth: {kind: bearer, token_ref: ${env:RUNBOOKS_TOKEN}}   # and the token was revoked: HTTP 401"},
-	{Code: MCPListFailed, Phase: PhaseStartup,
-		Meaning: "A server completed its MCP handshake but did not list its tools: tools/list answered a JSON-RPC error, the server's HTTP endpoint answered an error status, or the listing did not finish in time (at start-up, a required server's slow listing is STARTUP_TIMEOUT instead). heddle treats it as a server it cannot reach: a required one aborts start-up, named; an optional one is logged at WARN, shown as down with this code by heddle health and /readyz, and listed again by its supervisor. A server that lists its tools at start-up and cannot list them again later (after a list_changed notification or a reconnect) is down with this code too, required or not, until a listing succeeds; meanwhile its tools answer TOOL_UNAVAILABLE and the other servers' tools are unaffected.",
-		Fix:     "Look at the server's own log for why it failed the listing (--log-level debug shows the error heddle got); call tools/list against it by hand. A server whose listing is slow needs a larger ai.startup_timeout_ms. Mark a server whose absence the other tools should survive required: false.",
-		Example: "a server whose tools/list handler fails: {\"error\": {\"code\": -32603, \"message\": \"internal error\"}}"},
-	{Code: A2AAgentUnreachable, Phase: PhaseStartup,
-		Meaning: "A remote agent's card (its url with /.well-known/agent-card.json) could not be fetched or used at start-up, and the message says why: the connection was refused (nothing listens at that host and port), the host name does not resolve, the TLS handshake failed, the fetch timed out, the agent answered an HTTP error, or the card is not valid JSON or offers no JSON-RPC interface on the agent's own origin. A required agent aborts start-up; an optional one (required: false) is logged at WARN, shown as down by heddle health, and fetched again by its supervisor until it answers.",
-		Fix:     "A refused connection: start the agent (the shipped example's is bin/heddle-example-agent, built by make build; make demo starts it), or correct the host and port of its url. A host that does not resolve, a TLS failure or a timeout: as for MCP_SERVER_UNREACHABLE. An HTTP 404: the url must be the agent's base URL, or its card's own URL. Mark an agent whose absence the other tools should survive required: false.",
-		Example: "a2a_agents: {triage: {url: http://127.0.0.1:9}}"},
-	{Code: SQLNotReadonly, Phase: PhaseStartup,
-		Meaning: "An SQL source's session could write: the database or role allows writes that heddle's read-only session settings would not stop.",
-		Fix:     "Connect with a role that has only SELECT privileges.",
-		Example: "dsn_ref: ${env:PG_DSN}   # a role that owns tables"},
-	{Code: SQLSourceUnreachable, Phase: PhaseStartup,
-		Meaning: "An SQL source could not be opened at start-up: the SQLite file does not exist or is not a database, or the PostgreSQL server cannot be reached within the start-up deadline, refuses the login, or the DSN cannot be parsed. A PostgreSQL source that cannot be reached aborts start-up unless ai.remote_clients is optional; then its tools answer TOOL_UNAVAILABLE until a background reconnect succeeds (and passes the read-only check). A missing SQLite file and an unparseable DSN always abort start-up.",
-		Fix:     "Build or mount the SQLite file at the path given (relative paths are from the working directory); check the PostgreSQL host, port, credentials and network policy; raise ai.startup_timeout_ms for a slow server.",
-		Example: "sql_sources: {warehouse: {driver: sqlite, path: examples/warehouse.db}}   # and the file was never built"},
 	{Code: MCPFilterUnmatched, Phase: PhaseStartup,
 		Meaning: "An include or exclude pattern, or a server's classification override (a `tools:` key, an entry of `read_only_tools`, `idempotent_tools` or `destructive_tools`), matches no tool the server really offers. A filter that silently matches nothing is how an agent quietly loses a capability; an override that does is how a tool quietly keeps the claim it was meant to lose, such as not being destructive. Found at start-up, the message names the agent's file and the server's tools; heddle check finds it too, at the filter's line, when heddle.lock pins the server's tools.",
 		Fix:     "Correct the pattern against the tools the message names (or `heddle tools AGENT`), or remove it.",
@@ -165,10 +107,6 @@ var catalog = []Entry{
 		Meaning: "The lock file named with --lock does not exist, cannot be read, or is not a heddle lock file (not JSON of a lock's shape, or another format version); or heddle lock cannot write it. The default, ./heddle.lock, is read only when it exists; a file named explicitly must be there, so that a mistyped path never runs a worker without its pins. A default heddle.lock that exists but does not parse is this error too.",
 		Fix:     "Correct the path given to --lock, write the file with heddle lock --lock FILE (in a directory that exists and is writable), or leave --lock out to use ./heddle.lock when there is one.",
 		Example: "heddle serve --lock /etc/heddle/heddle.prod.lock   # and the image does not hold it"},
-	{Code: MCPLazyUnpinned, Phase: PhaseStartup,
-		Meaning: "A server declared connect: lazy has no entry in heddle.lock (or the runtime was opened with no lock): its tools are offered from the lock until its first call connects it, so without pins it has nothing to offer. The compiler does not read the lock, so this is found at start-up.",
-		Fix:     "Run heddle lock (it connects lazy servers too), review the lock and deploy it with the worker; or declare the server connect: eager.",
-		Example: "ai.mcp_servers.git.connect: lazy, and heddle.lock was written before git was added"},
 	{Code: ListenFailed, Phase: PhaseStartup,
 		Meaning: "heddle serve could not listen on its --listen address, or on serve.probes.listen: another process listens there, the address is not HOST:PORT, its host is not an address of this machine, or the port needs privileges the worker lacks (below 1024). The runtime opened, and is closed again.",
 		Fix:     "Stop the other process, or choose another address with --listen HOST:PORT (the default is 127.0.0.1:8080; :0 picks a free port) or in serve.probes.listen.",
@@ -210,10 +148,6 @@ var catalog = []Entry{
 		Meaning: "The arguments do not match the tool's input schema (types, enums, patterns, lengths, bounds, item counts). The call is not sent; the model reads what is wrong and may correct it.",
 		Fix:     "Nothing, usually: the model corrects its arguments. A tool whose schema is wrong must be fixed at its server.",
 		Example: "heddle call incident-triage get_runbook --args '{\"id\": 42}'   # id is a string"},
-	{Code: SQLParamUnbound, Phase: PhaseCall,
-		Meaning: "A statement parameter is bound from the caller (from: caller.subject or caller.claims.NAME) and the caller does not carry that value, or carries an empty one, or one that is not of the parameter's type. The statement is not run: a missing tenant must never widen a query.",
-		Fix:     "Put the value on the caller's identity (heddle.WithCaller in the application; heddle call --as sets caller.subject); declare the parameter required: false only when NULL is a safe value for it.",
-		Example: "params: {tenant: {type: string, from: caller.claims.tenant}}   # and the caller has no tenant claim"},
 	{Code: ResultTooLarge, Phase: PhaseCall,
 		Meaning: "A server answered a call with a message larger than its hard limit: four times its max_result_bytes, and never less than 4 MiB. heddle refuses such a message as it reads it, without holding it: over HTTP it stops reading the response; over stdio and SSE it skips the message. The session and the server's other calls go on, and the call is not sent again. The model reads this as a refusal. A result between max_result_bytes and the hard limit is not refused but cut, with a note saying so.",
 		Fix:     "Ask the tool for less: a narrower query, a page, a limit argument. If results this large are expected, raise the server's max_result_bytes; the hard limit follows it.",
@@ -256,10 +190,15 @@ var catalog = []Entry{
 		Example: "curl http://127.0.0.1:8080/v1/agent/incident-triage/tools   # agents, not agent"},
 }
 
-// Catalog returns every documented code, in catalogue order.
+// Catalog returns the core's entries, in catalogue order: every code but
+// those that only one grant kind reports, which that kind catalogues itself
+// (grants.Coded). A set of kinds gives the whole catalogue of a program
+// (grants.Set.Catalog).
 func Catalog() []Entry { return slices.Clone(catalog) }
 
-// Lookup returns the catalogue entry for code.
+// Lookup returns the core's catalogue entry for code; a code of a kind's
+// own is found in the catalogue of a set that holds the kind
+// (grants.Set.Entry).
 func Lookup(code Code) (Entry, bool) {
 	i := slices.IndexFunc(catalog, func(e Entry) bool { return e.Code == code })
 	if i < 0 {

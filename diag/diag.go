@@ -18,6 +18,11 @@
 //
 // Tests match codes and paths, never wording: messages may be reworded, codes
 // never change once published.
+//
+// Every code is documented by a catalogue [Entry]: the core's codes by
+// [Catalog], a code only one grant kind reports by that kind (see
+// grants.Coded), so that docs/errors.md is generated from the set of kinds a
+// program links.
 package diag
 
 import (

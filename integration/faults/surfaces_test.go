@@ -18,6 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/heddlehq/heddle/builtin"
 	"github.com/heddlehq/heddle/diag"
 )
 
@@ -217,12 +218,16 @@ func (c *cell) noSecret(what, out string) {
 // codeRE matches what looks like a code.
 var codeRE = regexp.MustCompile(`\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b`)
 
+// catalogue is that of the stock binary's kinds: the core's codes and each
+// built-in kind's own.
+var catalogue = builtin.Default().Grants()
+
 // coded asserts that the failure out of what names a code of the
 // catalogue.
 func (c *cell) coded(what, out string) {
 	c.t.Helper()
 	for _, m := range codeRE.FindAllString(out, -1) {
-		if _, ok := diag.Lookup(diag.Code(m)); ok {
+		if _, ok := catalogue.Entry(diag.Code(m)); ok {
 			return
 		}
 	}

@@ -14,10 +14,10 @@ import (
 // TestEveryCodeIsTested fails when a catalogued code is asserted by no test.
 // Compile-time codes are covered by their golden fixtures (checked in
 // package compile); every other code must be asserted in a Go test — as
-// diag.<Constant> in a *_test.go file that is not this one — or expected in
-// a command-line script under testdata/script.
+// diag.<Constant> (or <kind package>.<Constant>) in a *_test.go file that is
+// not this one — or expected in a command-line script under testdata/script.
 func TestEveryCodeIsTested(t *testing.T) {
-	consts := map[string]string{} // CODE → constant name
+	consts := map[string]string{} // CODE → constant, qualified: diag.ToolUnknown
 	for name, code := range declaredCodes(t) {
 		consts[string(code)] = name
 	}
@@ -51,12 +51,12 @@ func TestEveryCodeIsTested(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := corpus.String()
-	for _, e := range diag.Catalog() {
+	for _, e := range Catalog() {
 		if e.Phase == diag.PhaseCompile {
 			continue
 		}
 		name := consts[string(e.Code)]
-		asserted := name != "" && regexp.MustCompile(`diag\.`+name+`\b`).MatchString(text)
+		asserted := name != "" && regexp.MustCompile(regexp.QuoteMeta(name)+`\b`).MatchString(text)
 		scripted := regexp.MustCompile(`(?m)^!? ?(stdout|stderr) .*` + string(e.Code)).MatchString(text)
 		if !asserted && !scripted {
 			t.Errorf("%s (%s) is asserted by no test", e.Code, e.Phase)

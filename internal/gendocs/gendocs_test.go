@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/heddlehq/heddle/builtin"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/serve"
 )
@@ -47,14 +48,21 @@ func TestOpenAPIDocUpToDate(t *testing.T) {
 	}
 }
 
-// declaredCodes parses package diag and returns every constant of type
-// Code, by name, with its value.
+// declaredCodes parses package diag and the built-in kinds' config halves
+// (grants/*kind) and returns every constant of type Code (diag.Code in a
+// kind's package), by its name qualified with its package's
+// (diag.MCPServerUnknown), with its value.
 func declaredCodes(t *testing.T) map[string]diag.Code {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(root, "diag", "*.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	kinds, err := filepath.Glob(filepath.Join(root, "grants", "*kind", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append(files, kinds...)
 	out := map[string]diag.Code{}
 	fset := token.NewFileSet()
 	for _, file := range files {
@@ -79,7 +87,7 @@ func declaredCodes(t *testing.T) map[string]diag.Code {
 				if vs.Type != nil || len(vs.Values) > 0 {
 					typ, values = vs.Type, vs.Values
 				}
-				if id, ok := typ.(*ast.Ident); !ok || id.Name != "Code" {
+				if !isCodeType(typ) {
 					continue
 				}
 				for i, name := range vs.Names {
@@ -94,7 +102,7 @@ func declaredCodes(t *testing.T) map[string]diag.Code {
 					if err != nil {
 						t.Fatal(err)
 					}
-					out[name.Name] = diag.Code(v)
+					out[f.Name.Name+"."+name.Name] = diag.Code(v)
 				}
 			}
 		}
@@ -102,27 +110,42 @@ func declaredCodes(t *testing.T) map[string]diag.Code {
 	return out
 }
 
+// isCodeType reports whether typ is Code, as package diag writes it, or
+// diag.Code, as a kind's package does.
+func isCodeType(typ ast.Expr) bool {
+	switch typ := typ.(type) {
+	case *ast.Ident:
+		return typ.Name == "Code"
+	case *ast.SelectorExpr:
+		pkg, ok := typ.X.(*ast.Ident)
+		return ok && pkg.Name == "diag" && typ.Sel.Name == "Code"
+	}
+	return false
+}
+
 // TestEveryCodeDocumented fails when a Code constant declared in package
-// diag is missing from the catalogue (and so from docs/errors.md), and when
-// the catalogue documents a code that is not declared or documents one twice.
+// diag or a built-in kind's is missing from the built-in set's catalogue
+// (and so from docs/errors.md), and when the catalogue documents a code that
+// is not declared or documents one twice.
 func TestEveryCodeDocumented(t *testing.T) {
 	declared := declaredCodes(t)
 	if len(declared) == 0 {
 		t.Fatal("found no Code constants in package diag")
 	}
-	t.Logf("%d Code constants declared in package diag", len(declared))
+	t.Logf("%d Code constants declared", len(declared))
+	kinds := builtin.Default().Grants()
 	values := map[diag.Code]string{}
 	for name, code := range declared {
 		if other, dup := values[code]; dup {
 			t.Errorf("constants %s and %s share the code %s", other, name, code)
 		}
 		values[code] = name
-		if _, ok := diag.Lookup(code); !ok {
-			t.Errorf("%s (%s) is not in the catalogue (diag/catalog.go): document it, then run go run ./internal/gendocs", code, name)
+		if _, ok := kinds.Entry(code); !ok {
+			t.Errorf("%s (%s) is not in the catalogue (diag/catalog.go, or the codes.go of the one kind that reports it): document it, then run go run ./internal/gendocs", code, name)
 		}
 	}
 	seen := map[diag.Code]bool{}
-	for _, e := range diag.Catalog() {
+	for _, e := range Catalog() {
 		if seen[e.Code] {
 			t.Errorf("%s is catalogued twice", e.Code)
 		}
@@ -141,7 +164,7 @@ func TestEveryCodeHasASection(t *testing.T) {
 		t.Fatal(err)
 	}
 	sections := strings.Split(string(doc), "\n## ")
-	for _, e := range diag.Catalog() {
+	for _, e := range Catalog() {
 		i := slices.IndexFunc(sections, func(s string) bool { return strings.HasPrefix(s, string(e.Code)+"\n") })
 		if i < 0 {
 			t.Errorf("%s has no section", e.Code)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/heddlehq/heddle/builtin"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/heddlecmd"
@@ -43,6 +44,7 @@ var anyCodeLinkRE = regexp.MustCompile("\\[`?([A-Z0-9_]+)`?\\]\\((?:docs/)?error
 // its text without linking it to its section of docs/errors.md, or links to
 // a code that does not exist. Fenced blocks (program output) are exempt.
 func TestUserDocCodeLinks(t *testing.T) {
+	kinds := builtin.Default().Grants()
 	for _, name := range userDocs {
 		doc := fencedRE.ReplaceAllString(readDoc(t, name), "")
 		rest := anyCodeLinkRE.ReplaceAllStringFunc(doc, func(link string) string {
@@ -50,13 +52,13 @@ func TestUserDocCodeLinks(t *testing.T) {
 			if m[1] != m[2] {
 				t.Errorf("%s: link text %s points at #%s", name, m[1], m[2])
 			}
-			if _, ok := diag.Lookup(diag.Code(m[2])); !ok {
+			if _, ok := kinds.Entry(diag.Code(m[2])); !ok {
 				t.Errorf("%s: link to errors.md#%s, which is not a code", name, m[2])
 			}
 			return ""
 		})
 		for _, w := range codeWordRE.FindAllString(rest, -1) {
-			if _, ok := diag.Lookup(diag.Code(w)); ok {
+			if _, ok := kinds.Entry(diag.Code(w)); ok {
 				t.Errorf("%s: code %s is mentioned without a link to errors.md#%s", name, w, w)
 			}
 		}
