@@ -279,7 +279,7 @@ func (e *env) printTools(tools []runtime.Tool, strict bool) error {
 			flags = []string{"-"}
 		}
 		desc, _, _ := strings.Cut(t.Description, "\n")
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Source, t.Server, strings.Join(flags, ","), t.ClassifiedBy, desc)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.Name, t.Kind, t.Server, strings.Join(flags, ","), t.ClassifiedBy, desc)
 	}
 	return tw.Flush()
 }

@@ -103,7 +103,7 @@ func testEverything(t *testing.T, transport string) {
 			t.Errorf("filtered tools (-want +got):\n%s", diff)
 		}
 		tl := toolByName(t, all, "get-structured-content")
-		if tl.Server != "ev" || tl.OriginalName != "get-structured-content" || tl.Source != "mcp" || tl.OutputSchema == nil {
+		if tl.Server != "ev" || tl.OriginalName != "get-structured-content" || tl.Kind != "mcp" || tl.OutputSchema == nil {
 			t.Errorf("get-structured-content = %+v; want server ev, source mcp, an output schema", tl)
 		}
 		if !tl.ReadOnly || tl.Destructive {

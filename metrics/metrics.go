@@ -107,8 +107,8 @@ func (m *Metrics) Observe(ev runtime.CallEvent) {
 	default:
 		code = "ok"
 	}
-	m.calls.WithLabelValues(ev.Agent, ev.Source, ev.Server, code).Inc()
-	m.duration.WithLabelValues(ev.Agent, ev.Source, ev.Server).Observe(ev.Duration.Seconds())
+	m.calls.WithLabelValues(ev.Agent, ev.Kind, ev.Server, code).Inc()
+	m.duration.WithLabelValues(ev.Agent, ev.Kind, ev.Server).Observe(ev.Duration.Seconds())
 	if ev.Limit != "" {
 		m.limited.WithLabelValues(ev.Agent, ev.Server, ev.Limit).Inc()
 	}

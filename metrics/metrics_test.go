@@ -20,10 +20,10 @@ func (noHealth) Health() runtime.Report { return runtime.Report{Ready: true} }
 func TestRateLimitedCounted(t *testing.T) {
 	m := metrics.New()
 	for range 3 {
-		m.Observe(runtime.CallEvent{Agent: "x", Tool: "echo", Source: "mcp", Server: "a", Code: diag.ToolRateLimited, Limit: "policies.limits[0]"})
+		m.Observe(runtime.CallEvent{Agent: "x", Tool: "echo", Kind: "mcp", Server: "a", Code: diag.ToolRateLimited, Limit: "policies.limits[0]"})
 	}
-	m.Observe(runtime.CallEvent{Agent: "x", Tool: "echo", Source: "mcp", Server: "a", Code: diag.ToolRateLimited, Limit: "ai.mcp_servers.a.max_concurrent"})
-	m.Observe(runtime.CallEvent{Agent: "x", Tool: "echo", Source: "mcp", Server: "a"})
+	m.Observe(runtime.CallEvent{Agent: "x", Tool: "echo", Kind: "mcp", Server: "a", Code: diag.ToolRateLimited, Limit: "ai.mcp_servers.a.max_concurrent"})
+	m.Observe(runtime.CallEvent{Agent: "x", Tool: "echo", Kind: "mcp", Server: "a"})
 	rec := httptest.NewRecorder()
 	m.Handler(noHealth{}).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	body, _ := io.ReadAll(rec.Body)

@@ -46,7 +46,7 @@ func ExampleOpen() {
 	ts, _ := rt.Toolset("greeter")
 	tools, _ := ts.Tools(context.Background())
 	for _, t := range tools {
-		fmt.Println(t.Name, t.Source, t.ReadOnly)
+		fmt.Println(t.Name, t.Kind, t.ReadOnly)
 	}
 	fmt.Println(rt.Health().Ready)
 	// Output:

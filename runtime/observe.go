@@ -12,9 +12,9 @@ import (
 // results.
 type CallEvent struct {
 	Agent string
-	// Tool is the name the call asked for; Source and Server are those of
+	// Tool is the name the call asked for; Kind and Server are those of
 	// the tool it resolved to, empty when it resolved to none.
-	Tool, Source, Server string
+	Tool, Kind, Server string
 	// Code is the refusal's or failure's code; empty for a result the tool
 	// itself produced.
 	Code diag.Code
@@ -32,7 +32,7 @@ func (t *Toolset) observe(name string, res *mcp.CallToolResult, err error, d tim
 	ev := CallEvent{Agent: t.agent.Name, Tool: name, Duration: d}
 	if bi := t.idx.Load(); bi != nil {
 		if i, ok := bi.names.lookup(name); ok {
-			ev.Source, ev.Server = bi.entries[i].tool.Source, bi.entries[i].tool.Server
+			ev.Kind, ev.Server = bi.entries[i].tool.Kind, bi.entries[i].tool.Server
 		}
 	}
 	switch {

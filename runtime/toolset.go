@@ -29,8 +29,8 @@ type Tool struct {
 	// Name is the model-facing name: unique in the toolset, matching
 	// ^[a-zA-Z0-9_-]{1,64}$.
 	Name string `json:"name"`
-	// Source is the grant kind the tool comes from: mcp, usecase, sql, a2a.
-	Source string `json:"source"`
+	// Kind is the grant kind the tool comes from: mcp, usecase, sql, a2a.
+	Kind string `json:"source"`
 	// Server is the MCP server (or SQL source, remote agent) it comes from.
 	Server string `json:"server"`
 	// OriginalName is the tool's own name at its source.
@@ -201,7 +201,7 @@ func (t *Toolset) index(ctx context.Context) (*builtIndex, error) {
 		for _, d := range defs[i] {
 			cands = append(cands, candidate{prefix: src.prefix(), source: src.name(), original: d.tool.Name})
 			entries = append(entries, &entry{src: src, def: d, tool: Tool{
-				Source: src.kind(), Server: src.name(), OriginalName: d.tool.Name,
+				Kind: src.kind(), Server: src.name(), OriginalName: d.tool.Name,
 				Description: d.tool.Description, InputSchema: d.tool.InputSchema, OutputSchema: d.tool.OutputSchema,
 				Destructive: d.destructive, ReadOnly: d.readOnly, Idempotent: d.idempotent, ClassifiedBy: d.classifiedBy, Deferred: src.deferred,
 			}})
@@ -446,7 +446,7 @@ func (t *Toolset) resolve(ctx context.Context, sd time.Time, name string) (*entr
 // tool's input schema.
 func (t *Toolset) authorize(ctx context.Context, sd time.Time, e *entry, args map[string]any, caller heddle.Identity, cc *callConfig) (*mcp.CallToolResult, error) {
 	d := t.policy.Decide(ctx, policy.Input{
-		Tool: policy.Tool{Name: e.tool.Name, OriginalName: e.tool.OriginalName, Server: e.tool.Server, Kind: e.tool.Source,
+		Tool: policy.Tool{Name: e.tool.Name, OriginalName: e.tool.OriginalName, Server: e.tool.Server, Kind: e.tool.Kind,
 			Destructive: e.tool.Destructive, ReadOnly: e.tool.ReadOnly, Idempotent: e.tool.Idempotent, ClassifiedBy: string(e.tool.ClassifiedBy)},
 		Caller: caller,
 		Args:   args,

@@ -73,7 +73,7 @@ func (t *Toolset) endSpan(ctx context.Context, span trace.Span, name string, res
 		if i, ok := bi.names.lookup(name); ok {
 			tool := bi.entries[i].tool
 			span.SetAttributes(
-				attribute.String("heddle.tool.source", tool.Source),
+				attribute.String("heddle.tool.source", tool.Kind),
 				attribute.String("heddle.tool.server", tool.Server),
 				attribute.String("heddle.tool.original_name", tool.OriginalName),
 			)

@@ -25,8 +25,8 @@ const (
 	LoadToolsName   = "load_tools"
 )
 
-// metaSource is the Source of the tools a view adds.
-const metaSource = "heddle"
+// metaKind is the Source of the tools a view adds.
+const metaKind = "heddle"
 
 // maxLoadNames is how many names one load_tools call may give.
 const maxLoadNames = 20
@@ -353,7 +353,7 @@ func oneLine(s string) string {
 // searchTool is search_tools as the model is given it.
 func searchTool(name string) Tool {
 	return Tool{
-		Name: name, Source: metaSource, OriginalName: SearchToolsName, ReadOnly: true, Idempotent: true,
+		Name: name, Kind: metaKind, OriginalName: SearchToolsName, ReadOnly: true, Idempotent: true,
 		Description: "Searches the tools that are not listed yet by words of their names and descriptions. " +
 			"Returns the best matches, names and one-line descriptions; load the ones you need with load_tools.",
 		InputSchema: searchSchema(),
@@ -364,7 +364,7 @@ func searchTool(name string) Tool {
 // search tool in its description.
 func loadTool(name, search string) Tool {
 	return Tool{
-		Name: name, Source: metaSource, OriginalName: LoadToolsName, ReadOnly: true, Idempotent: true,
+		Name: name, Kind: metaKind, OriginalName: LoadToolsName, ReadOnly: true, Idempotent: true,
 		Description: "Loads tools by name (as " + search + " returns them): their full definitions are returned " +
 			"and they can be called from now on in this conversation.",
 		InputSchema: loadSchema(),

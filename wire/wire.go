@@ -31,7 +31,7 @@ import (
 // list it.
 type Tool struct {
 	Name         string `json:"name"`
-	Source       string `json:"source"`
+	Kind       string `json:"source"`
 	Server       string `json:"server"`
 	OriginalName string `json:"original_name"`
 	Description  string `json:"description"`
@@ -50,7 +50,7 @@ type Tool struct {
 func Tools(tools []runtime.Tool) []Tool {
 	out := make([]Tool, len(tools))
 	for i, t := range tools {
-		out[i] = Tool{Name: t.Name, Source: t.Source, Server: t.Server, OriginalName: t.OriginalName,
+		out[i] = Tool{Name: t.Name, Kind: t.Kind, Server: t.Server, OriginalName: t.OriginalName,
 			Description: t.Description, InputSchema: t.InputSchema, Destructive: t.Destructive, ReadOnly: t.ReadOnly, ClassifiedBy: string(t.ClassifiedBy), Deferred: t.Deferred}
 	}
 	return out

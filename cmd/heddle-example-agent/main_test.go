@@ -29,7 +29,7 @@ func TestThroughHeddle(t *testing.T) {
 		t.Fatal(err)
 	}
 	tools, err := ts.Tools(context.Background())
-	if err != nil || len(tools) != 1 || tools[0].Name != "triage" || tools[0].Source != "a2a" {
+	if err != nil || len(tools) != 1 || tools[0].Name != "triage" || tools[0].Kind != "a2a" {
 		t.Fatalf("tools = %+v, %v; want the agent's one tool", tools, err)
 	}
 	ctx := heddle.WithCaller(context.Background(), heddle.Identity{Subject: "alice"})

@@ -20,10 +20,10 @@ import (
 	"github.com/heddlehq/heddle/runtime/driver"
 )
 
-// agent is one remote agent, shared by every grant of it. Its card, and the
+// remote is one remote agent, shared by every grant of it. Its card, and the
 // endpoint chosen from it, are set once a fetch succeeds; until then the
 // agent is down. It is safe for concurrent use.
-type agent struct {
+type remote struct {
 	inst   *instance
 	name   string
 	spec   *a2akind.Agent
@@ -46,7 +46,7 @@ type agent struct {
 	sup *driver.Supervisor // fetches the card again while the agent is down
 }
 
-func newAgent(inst *instance, name string, spec *a2akind.Agent, base http.RoundTripper, strat authlive.Strategy) (*agent, error) {
+func newRemote(inst *instance, name string, spec *a2akind.Agent, base http.RoundTripper, strat authlive.Strategy) (*remote, error) {
 	u, err := url.Parse(spec.URL)
 	if err != nil || u.Host == "" {
 		return nil, diag.New(diag.A2AAgentUnreachable, "remote agent %s: its url cannot be parsed (value redacted)", name)
@@ -55,7 +55,7 @@ func newAgent(inst *instance, name string, spec *a2akind.Agent, base http.RoundT
 	if strat != nil {
 		rt = strat.Wrap(base)
 	}
-	a := &agent{inst: inst, name: name, spec: spec, origin: &url.URL{Scheme: u.Scheme, Host: u.Host}, strat: strat,
+	a := &remote{inst: inst, name: name, spec: spec, origin: &url.URL{Scheme: u.Scheme, Host: u.Host}, strat: strat,
 		state: driver.StateConnecting, since: time.Now(), code: diag.A2AAgentUnreachable}
 	a.client = &http.Client{Transport: rt, CheckRedirect: a.checkRedirect}
 	a.sup = driver.NewSupervisor(inst.ctx, a.refetch, nil)
@@ -66,7 +66,7 @@ func newAgent(inst *instance, name string, spec *a2akind.Agent, base http.RoundT
 
 // checkRedirect follows a redirect only within the agent's origin: the auth
 // strategy adds credentials to every request its transport sends.
-func (a *agent) checkRedirect(req *http.Request, via []*http.Request) error {
+func (a *remote) checkRedirect(req *http.Request, via []*http.Request) error {
 	if !sameOrigin(a.origin, req.URL) {
 		return errors.New("redirect to another origin refused")
 	}
@@ -78,7 +78,7 @@ func (a *agent) checkRedirect(req *http.Request, via []*http.Request) error {
 
 // connect fetches the card and chooses the endpoint. An error carries
 // A2A_AGENT_UNREACHABLE.
-func (a *agent) connect(ctx context.Context) error {
+func (a *remote) connect(ctx context.Context) error {
 	c, err := a.fetchCard(ctx)
 	var ep *endpoint
 	if err == nil {
@@ -102,14 +102,14 @@ func (a *agent) connect(ctx context.Context) error {
 
 // setState moves the agent to st; since moves only when the state changes.
 // a.mu is held.
-func (a *agent) setState(st driver.State) {
+func (a *remote) setState(st driver.State) {
 	if a.state != st {
 		a.state, a.since = st, time.Now()
 	}
 }
 
 // endpoint returns where to send calls, or nil while the agent is down.
-func (a *agent) endpoint() *endpoint {
+func (a *remote) endpoint() *endpoint {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.ep
@@ -117,7 +117,7 @@ func (a *agent) endpoint() *endpoint {
 
 // markDown records that a call could not reach the agent, and wakes the
 // supervisor, which fetches its card again.
-func (a *agent) markDown() {
+func (a *remote) markDown() {
 	a.mu.Lock()
 	if a.ep == nil {
 		a.mu.Unlock()
@@ -136,7 +136,7 @@ func (a *agent) markDown() {
 // ctx, at most driver.RecheckWait, and at most half of what is left of
 // ctx, so that a call with a short deadline is refused rather than timed
 // out. It returns the endpoint, or nil while the agent is still down.
-func (a *agent) recheck(ctx context.Context) *endpoint {
+func (a *remote) recheck(ctx context.Context) *endpoint {
 	wait := driver.RecheckWait
 	if d, ok := ctx.Deadline(); ok {
 		wait = min(wait, time.Until(d)/2)
@@ -149,7 +149,7 @@ func (a *agent) recheck(ctx context.Context) *endpoint {
 
 // refetch is one attempt of the supervisor: it fetches the card, under the
 // start-up budget.
-func (a *agent) refetch(ctx context.Context) error {
+func (a *remote) refetch(ctx context.Context) error {
 	if a.endpoint() != nil {
 		return nil
 	}
@@ -166,13 +166,13 @@ func (a *agent) refetch(ctx context.Context) error {
 }
 
 // tools returns the agent's one tool and its generation.
-func (a *agent) tools() ([]*mcp.Tool, uint64) {
+func (a *remote) tools() ([]*mcp.Tool, uint64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return []*mcp.Tool{a.tool}, a.gen
 }
 
-func (a *agent) status() driver.Dependency {
+func (a *remote) status() driver.Dependency {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	since := a.since.UTC().Truncate(time.Millisecond)

@@ -87,7 +87,7 @@ func safeReason(err error, host string) string {
 
 // cardURL is the card's address: the agent's URL with CardPath appended,
 // unless the URL already names the card.
-func (a *agent) cardURL() string {
+func (a *remote) cardURL() string {
 	u := strings.TrimSuffix(a.spec.URL, "/")
 	if strings.HasSuffix(u, CardPath) {
 		return u
@@ -96,7 +96,7 @@ func (a *agent) cardURL() string {
 }
 
 // fetchCard fetches and decodes the card through the agent's auth strategy.
-func (a *agent) fetchCard(ctx context.Context) (*card, error) {
+func (a *remote) fetchCard(ctx context.Context) (*card, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.cardURL(), nil)
 	if err != nil {
 		return nil, safef("its url cannot be used (value redacted)")
@@ -122,7 +122,7 @@ func (a *agent) fetchCard(ctx context.Context) (*card, error) {
 // choose picks the endpoint calls go to: the card's A2A 1.0 JSON-RPC
 // interface, else an A2A 0.3 JSON-RPC one. It must be on the agent's own
 // origin.
-func (a *agent) choose(c *card) (*endpoint, error) {
+func (a *remote) choose(c *card) (*endpoint, error) {
 	var cands []endpoint
 	for _, i := range c.SupportedInterfaces {
 		if strings.EqualFold(i.ProtocolBinding, "JSONRPC") && major(i.ProtocolVersion) == "1" {
@@ -171,7 +171,7 @@ func major(v string) string {
 
 // describe builds the agent's tool from its card (nil before the card has
 // been fetched).
-func (a *agent) describe(c *card) *mcp.Tool {
+func (a *remote) describe(c *card) *mcp.Tool {
 	var b strings.Builder
 	if c == nil {
 		fmt.Fprintf(&b, "Send a message to the remote agent %s (over A2A) and return its answer.", a.name)

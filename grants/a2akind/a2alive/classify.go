@@ -8,7 +8,7 @@ import (
 // classified returns the agent's tool with the operator's classification
 // (ai.a2a_agents.<agent>.classification) in its annotations, so that
 // whatever reads them agrees; without one, t as it is.
-func (a *agent) classified(t *mcp.Tool) *mcp.Tool {
+func (a *remote) classified(t *mcp.Tool) *mcp.Tool {
 	o := a.spec.Classification
 	if o == nil {
 		return t

@@ -110,7 +110,7 @@ func connectionLost(err error) bool {
 // send sends text as one message and returns the agent's answer, polling
 // its task until it ends. Errors are rpc's; everything the agent says,
 // errors included, is an answer.
-func (a *agent) send(ctx context.Context, ep *endpoint, text string) (answer, error) {
+func (a *remote) send(ctx context.Context, ep *endpoint, text string) (answer, error) {
 	msg := message{MessageID: newMessageID(), Role: "ROLE_USER", Parts: []part{{Text: &text}}}
 	method, params := "SendMessage", map[string]any{"message": &msg}
 	if ep.legacy {
@@ -175,7 +175,7 @@ func deref(a *answer) answer {
 // did not complete: the context's, *unreachableError (nothing answered, the
 // connection broke, or a 502 or 503 said the agent cannot be reached), or
 // TRANSPORT_TIMEOUT for a gateway's 504.
-func (a *agent) rpc(ctx context.Context, ep *endpoint, method string, params any) (_ json.RawMessage, ans *answer, err error) {
+func (a *remote) rpc(ctx context.Context, ep *endpoint, method string, params any) (_ json.RawMessage, ans *answer, err error) {
 	id := a.ids.Add(1)
 	body, err := json.Marshal(rpcRequest{JSONRPC: "2.0", ID: id, Method: method, Params: params})
 	if err != nil {

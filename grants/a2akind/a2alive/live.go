@@ -84,7 +84,7 @@ type Kind struct{}
 // the agent's required setting; an agent that cannot be reached is a
 // Failure, Fatal when the agent is required.
 func (Kind) Open(ctx context.Context, env driver.Env) (driver.Instance, []*driver.Failure, error) {
-	inst := &instance{log: env.Logger, agents: map[string]*agent{}, startup: env.Plan.Startup.TimeoutMS, events: env.Events}
+	inst := &instance{log: env.Logger, agents: map[string]*remote{}, startup: env.Plan.Startup.TimeoutMS, events: env.Events}
 	inst.tp, inst.tracer = tracerOf(env)
 	inst.ctx, inst.stop = context.WithCancel(env.Closing)
 	base := env.HTTPTransport
@@ -116,7 +116,7 @@ func (Kind) Open(ctx context.Context, env driver.Env) (driver.Instance, []*drive
 				mu.Unlock()
 				return
 			}
-			a, err := newAgent(inst, name, spec, base, strat)
+			a, err := newRemote(inst, name, spec, base, strat)
 			if err != nil {
 				mu.Lock()
 				errs = append(errs, err)
@@ -174,7 +174,7 @@ func granted(p *plan.Plan) []string {
 // remote agent. It is safe for concurrent use.
 type instance struct {
 	log     *slog.Logger
-	agents  map[string]*agent // written only during Open
+	agents  map[string]*remote // written only during Open
 	owned   *http.Transport   // the base transport, when the runtime gave none
 	startup int               // ms: the budget of one background attempt
 	tp      trace.TracerProvider

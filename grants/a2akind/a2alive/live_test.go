@@ -129,7 +129,7 @@ func TestToolDefinition(t *testing.T) {
 		t.Fatalf("tools = %v", tools)
 	}
 	tl := tools[0]
-	if tl.Name != "echo" || tl.Source != "a2a" || tl.Server != "echo" || tl.Destructive || tl.ReadOnly {
+	if tl.Name != "echo" || tl.Kind != "a2a" || tl.Server != "echo" || tl.Destructive || tl.ReadOnly {
 		t.Errorf("tool = %+v", tl)
 	}
 	for _, want := range []string{"Fake Echo", "Echoes what it is sent.", "Skills: echo (repeat text)"} {

@@ -14,7 +14,7 @@ import (
 // source is one grant of a remote agent: its one tool. Grants of one agent
 // share the agent.
 type source struct {
-	a *agent
+	a *remote
 }
 
 // Name is the name the deployment gives the remote agent.

@@ -24,7 +24,7 @@ const (
 // startRPC starts the CLIENT span of one JSON-RPC request to the remote
 // agent, a child of the call's execute_tool span in ctx, and sends its W3C
 // trace context in req's traceparent and tracestate headers.
-func (a *agent) startRPC(ctx context.Context, req *http.Request, ep *endpoint, method string, id int64) trace.Span {
+func (a *remote) startRPC(ctx context.Context, req *http.Request, ep *endpoint, method string, id int64) trace.Span {
 	if driver.Untraced(ctx, a.inst.tp) {
 		return trace.SpanFromContext(ctx)
 	}

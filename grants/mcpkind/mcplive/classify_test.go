@@ -45,7 +45,7 @@ func TestClassify(t *testing.T) {
 		ctx    context.Context
 		err    error
 		status int
-		want   failure
+		want   failClass
 	}{
 		{"refused", ctx, rejected(dialErr(syscall.ECONNREFUSED)), 0, failUnreachable},
 		{"refused, sse", ctx, fmt.Errorf("calling %q: %w", "tools/call", dialErr(syscall.ECONNREFUSED)), 0, failUnreachable},

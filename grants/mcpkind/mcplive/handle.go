@@ -57,7 +57,7 @@ func (i *instance) handle(server string, include []string) (*Handle, error) {
 	if err := i.checkFilters(server, include, nil, "application code"); err != nil {
 		return nil, err
 	}
-	return &Handle{src: &source{srv: s, inst: i, views: []view{{include: include}}}, timeout: i.handleTimeout(server)}, nil
+	return &Handle{src: &source{srv: s, inst: i, filters: []grantFilter{{include: include}}}, timeout: i.handleTimeout(server)}, nil
 }
 
 // handleTimeout is the supervisor's deadline of a call through a handle on

@@ -658,10 +658,10 @@ func (i *instance) Source(agent *plan.Agent, g plan.Grant) (driver.Source, error
 	defer i.mu.Unlock()
 	key := agent.Name + "\x00" + spec.Server
 	if src := i.sources[key]; src != nil {
-		src.addView(view{include: spec.Include, exclude: spec.Exclude})
+		src.addFilter(grantFilter{include: spec.Include, exclude: spec.Exclude})
 		return src, nil
 	}
-	src := &source{srv: s, inst: i, views: []view{{include: spec.Include, exclude: spec.Exclude}}}
+	src := &source{srv: s, inst: i, filters: []grantFilter{{include: spec.Include, exclude: spec.Exclude}}}
 	i.sources[key] = src
 	return src, nil
 }

@@ -717,10 +717,10 @@ func (s *server) list(ctx context.Context, sess *mcp.ClientSession) ([]*mcp.Tool
 }
 
 // Error classes of a failed request.
-type failure int
+type failClass int
 
 const (
-	failCtx         failure = iota // the caller's context ended
+	failCtx         failClass = iota // the caller's context ended
 	failNotSent                    // the request cannot have reached the server
 	failUnreachable                // the server cannot be reached: refused, DNS, TLS, a dial timeout
 	failBroken                     // the connection broke (EOF, reset); the request may have run
@@ -741,7 +741,7 @@ const (
 // is a connection failure. Any other status is the server's own answer —
 // a 500 may be one tool's failure, a 504 a slow tool behind a proxy — and
 // leaves it up.
-func classify(ctx context.Context, err error, status int) failure {
+func classify(ctx context.Context, err error, status int) failClass {
 	var rpcErr *jsonrpc.Error
 	switch {
 	case ctx.Err() != nil:

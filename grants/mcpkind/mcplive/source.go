@@ -19,20 +19,21 @@ import (
 	"github.com/heddlehq/heddle/runtime/driver"
 )
 
-// view is one grant's filter over a server's tools.
-type view struct {
+// grantFilter is one grant's filter over a server's tools.
+type grantFilter struct {
 	include, exclude []string
 }
 
-// source is an agent's (or application code's) filtered view of one shared
-// server. Several grants of one server in one agent are one source whose
-// views are united.
+// source is the driver.Source of an agent's (or application code's) grants
+// of one shared server: its tools, through the grants' filters. Several
+// grants of one server in one agent are one source whose filters are
+// united.
 type source struct {
 	srv  *server
 	inst *instance // the instance of the runtime whose toolset it serves: its lock
 
 	mu    sync.Mutex
-	views []view
+	filters []grantFilter
 	gen   uint64
 	set   bool
 	tools []*mcp.Tool // filtered, pinned, with the operator's overrides
@@ -81,15 +82,15 @@ func (m *source) lingers() bool {
 	return m.srv.spec.Transport != "stdio" && m.srv.inst.kind.Dial == nil
 }
 
-func (m *source) addView(v view) {
+func (m *source) addFilter(v grantFilter) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.views = append(m.views, v)
+	m.filters = append(m.filters, v)
 	m.set = false
 }
 
 func (m *source) allowed(name string) bool {
-	for _, v := range m.views {
+	for _, v := range m.filters {
 		if filter(name, v.include, v.exclude) {
 			return true
 		}

@@ -106,8 +106,8 @@ func TestSQLiteToolDefinitions(t *testing.T) {
 	var names []string
 	for _, tl := range tools {
 		names = append(names, tl.Name)
-		if tl.Source != "sql" || tl.Server != "warehouse" || !tl.ReadOnly || !tl.Idempotent || tl.Destructive {
-			t.Errorf("%s: source %s server %s read-only %v idempotent %v destructive %v", tl.Name, tl.Source, tl.Server, tl.ReadOnly, tl.Idempotent, tl.Destructive)
+		if tl.Kind != "sql" || tl.Server != "warehouse" || !tl.ReadOnly || !tl.Idempotent || tl.Destructive {
+			t.Errorf("%s: source %s server %s read-only %v idempotent %v destructive %v", tl.Name, tl.Kind, tl.Server, tl.ReadOnly, tl.Idempotent, tl.Destructive)
 		}
 		switch tl.Name {
 		case "open_incidents":

@@ -200,7 +200,7 @@ func TestNamesClashAcrossKinds(t *testing.T) {
 	}
 	var names []string
 	for _, tl := range tools {
-		names = append(names, tl.Name+"/"+tl.Source+"/"+tl.Server)
+		names = append(names, tl.Name+"/"+tl.Kind+"/"+tl.Server)
 	}
 	if got, want := strings.Join(names, " "), "srv__search/mcp/srv usecase__search/usecase/usecase"; got != want {
 		t.Fatalf("tools = %s, want %s", got, want)
