@@ -71,6 +71,21 @@ func TestRuntimeNamesNoKind(t *testing.T) {
 		`grpc`, `go-plugin`, `pgx`, `^modernc\.org/sqlite(/|$)`)
 }
 
+// TestLiveHalvesImportTheDriver: the live halves of kinds and auth
+// strategies implement package driver's contract and never import the
+// runtime, as database drivers implement database/sql/driver and never
+// import database/sql; the driver imports neither the runtime nor a kind.
+func TestLiveHalvesImportTheDriver(t *testing.T) {
+	t.Parallel()
+	for _, pkg := range []string{"grants/mcpkind/mcplive", "grants/sqlkind/sqllive", "grants/a2akind/a2alive", "grants/usecasekind/usecaselive", "auth/authlive", "auth/oauth", "auth/plugin"} {
+		assertNoDeps(t, module+"/"+pkg, `^github\.com/heddlehq/heddle/runtime$`)
+	}
+	assertNoDeps(t, module+"/runtime/driver",
+		`^github\.com/heddlehq/heddle/runtime$`,
+		`^github\.com/heddlehq/heddle/grants/`,
+		`^github\.com/heddlehq/heddle/(builtin|serve|heddlecmd)$`)
+}
+
 // TestOnlyTheCommandLinksTheTracingSDK: the runtime, the kinds' live
 // halves and the front door trace with the OpenTelemetry API alone, a no-op
 // until a program installs a provider; the SDK and its exporters are
