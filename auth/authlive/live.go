@@ -26,6 +26,7 @@ import (
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/plan"
+	"github.com/heddlehq/heddle/runtime/driver"
 	"github.com/heddlehq/heddle/secrets"
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 )
@@ -68,6 +69,16 @@ type Env struct {
 	// own log lines, at DEBUG). nil discards. Nothing a strategy logs
 	// carries a secret value.
 	Logger *slog.Logger
+}
+
+// EnvFor is the Env of the strategy of one of a kind's dependencies: the
+// runtime's secrets, the plan's plugins and the kind's logger, from the
+// environment the kind was opened with (driver.Env), so that no kind
+// builds one field by field and forgets a field. purpose is the kind
+// ("mcp", "a2a", or one of an application's); name names the dependency
+// in messages ("server runbooks").
+func EnvFor(env driver.Env, purpose, name string) Env {
+	return Env{Secrets: env.Secrets, Name: name, Purpose: purpose, Plugins: env.Plan.AuthPlugins, Logger: env.Logger}
 }
 
 // Builder builds a strategy from an auth block's settings.

@@ -109,7 +109,7 @@ func (Kind) Open(ctx context.Context, env driver.Env) (driver.Instance, []*drive
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			strat, err := authlive.Build(ctx, authlive.Env{Secrets: env.Secrets, Name: "remote agent " + name, Purpose: "a2a", Plugins: env.Plan.AuthPlugins, Logger: env.Logger}, spec.Auth)
+			strat, err := authlive.Build(ctx, authlive.EnvFor(env, "a2a", "remote agent "+name), spec.Auth)
 			if err != nil {
 				mu.Lock()
 				errs = append(errs, err)

@@ -377,7 +377,9 @@ func (s *server) prepare(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	strat, err := authlive.Build(ctx, authlive.Env{Secrets: env.Secrets, Name: "server " + s.name, Purpose: "mcp", Plugins: env.Plan.AuthPlugins, Logger: s.log}, s.spec.Auth)
+	aenv := authlive.EnvFor(env, "mcp", "server "+s.name)
+	aenv.Logger = s.log // the server's, which names it
+	strat, err := authlive.Build(ctx, aenv, s.spec.Auth)
 	if err != nil {
 		return err
 	}
