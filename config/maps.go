@@ -5,10 +5,7 @@ import (
 	"slices"
 )
 
-func sortedKeys[V any](m map[string]V) []string {
-	return slices.Sorted(maps.Keys(m))
-}
-
-// SortedKeys returns a map's keys in order, so that checks over maps report
-// in a stable order.
-func SortedKeys[V any](m map[string]V) []string { return sortedKeys(m) }
+// SortedKeys returns a map's keys in order.
+//
+// Deprecated: use slices.Sorted(maps.Keys(m)).
+func SortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
