@@ -17,10 +17,10 @@ import (
 
 // TestAFifthKind builds a worker with a capability kind of its own — ticket,
 // with its own ai.ticket_queues section, its own plan part, a live half with
-// one tool and its own diagnostic code — in a module of its own that
-// imports heddle's public packages and touches none of heddle's files
-// (testdata/ticketworker), then drives it as an operator would: check, plan,
-// tools, call, health.
+// one tool and its own diagnostic code in the catalogue — in a module of its
+// own that imports heddle's public packages and touches none of heddle's
+// files (testdata/ticketworker), then drives it as an operator would: check,
+// plan, tools, call, health.
 func TestAFifthKind(t *testing.T) {
 	files := map[string]string{}
 	root := filepath.Join("testdata", "ticketworker")
@@ -84,6 +84,25 @@ func TestAFifthKind(t *testing.T) {
 	} {
 		if !slices.Contains(got, want) {
 			t.Errorf("check: no diagnostic %+v; got %+v", want, got)
+		}
+	}
+
+	// The worker's catalogue is the built-in set's and the kind's own codes.
+	out, code = run("codes")
+	var catalogue []struct{ Code, Phase, Meaning, Fix string }
+	if err := json.Unmarshal([]byte(out), &catalogue); code != 0 || err != nil {
+		t.Fatalf("codes: exit %d, %v\n%s", code, err, out)
+	}
+	var codes []string
+	for _, e := range catalogue {
+		codes = append(codes, e.Code)
+		if e.Meaning == "" || e.Fix == "" {
+			t.Errorf("codes: %s has no meaning or fix", e.Code)
+		}
+	}
+	for _, want := range []string{"CONFIG_PARSE", "MCP_SERVER_UNKNOWN", "TICKET_QUEUE_UNKNOWN"} {
+		if !slices.Contains(codes, want) {
+			t.Errorf("codes: %s is not catalogued", want)
 		}
 	}
 

@@ -1,9 +1,15 @@
 // Command ticketworker is heddle with a capability kind of its own, ticket,
 // built from outside heddle's repository with nothing but its public
-// packages.
+// packages. Besides heddle's commands it has one of its own:
+//
+//	ticketworker codes   # the catalogue of every code it can report, as JSON
+//
+// which is the built-in set's catalogue and the ticket kind's codes: what
+// an application generates its own reference of codes from.
 package main
 
 import (
+	"encoding/json"
 	"os"
 
 	"example.com/ticketworker/ticket"
@@ -14,5 +20,13 @@ import (
 
 func main() {
 	kinds := builtin.Default().With(builtin.Kind{Config: ticket.Kind{}, Live: ticketlive.Kind{}})
+	if len(os.Args) == 2 && os.Args[1] == "codes" {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(kinds.Grants().Catalog()); err != nil {
+			os.Exit(1)
+		}
+		return
+	}
 	os.Exit(heddlecmd.Run(os.Args[1:], os.Stdout, os.Stderr, heddlecmd.Options{Kinds: kinds}))
 }

@@ -9,13 +9,13 @@
 package ticket
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants"
 )
-
-// QueueUnknown is the kind's own code: a grant names an undeclared queue.
-const QueueUnknown diag.Code = "TICKET_QUEUE_UNKNOWN"
 
 // DefaultMaxOpen is how many tickets a queue holds open when max_open is not set.
 const DefaultMaxOpen = 10
@@ -56,7 +56,7 @@ func (Kind) Configure(env *grants.Env, raw map[string]any) (grants.Configured, d
 	var declared map[string]*QueueConfig
 	ds := config.DecodeStrict(raw, &declared, "ai.ticket_queues")
 	c := &configured{queues: Queues{}}
-	for _, name := range config.SortedKeys(declared) {
+	for _, name := range slices.Sorted(maps.Keys(declared)) {
 		q := declared[name]
 		if q == nil {
 			q = &QueueConfig{}
