@@ -141,7 +141,7 @@ func (r *Registry) WithPlugins(plugins map[string]*config.AuthPlugin) (*Registry
 			"this program links no host for auth plugins").
 			WithDetail("build the worker with package github.com/heddlehq/heddle/builtin, which links auth/plugin")}
 	}
-	for _, name := range config.SortedKeys(plugins) {
+	for _, name := range slices.Sorted(maps.Keys(plugins)) {
 		if _, dup := out.m[name]; dup {
 			ds = append(ds, diag.Errorf(diag.AuthPluginInvalid, config.Join("ai.auth_plugins", name),
 				"auth plugin %q has the name of a built-in strategy", name))
@@ -171,7 +171,7 @@ func (r *Registry) Check(a *config.Auth, path, _ string) (map[string]any, Strate
 			WithDetail("declare it under ai.auth_plugins, or use one of the registered kinds")}
 	}
 	out := map[string]any{}
-	for _, key := range config.SortedKeys(a.Settings) {
+	for _, key := range slices.Sorted(maps.Keys(a.Settings)) {
 		v := a.Settings[key]
 		p := config.Join(path, key)
 		set, known := s.Settings[key]

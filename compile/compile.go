@@ -13,6 +13,7 @@
 package compile
 
 import (
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -82,7 +83,7 @@ func Compile(in Input) (*plan.Plan, diag.Diagnostics) {
 		Secrets:     plan.Secrets{Dir: dep.AI.Secrets.Dir},
 		Agents:      map[string]*plan.Agent{},
 	}
-	for _, name := range config.SortedKeys(dep.AI.AuthPlugins) {
+	for _, name := range slices.Sorted(maps.Keys(dep.AI.AuthPlugins)) {
 		if ap := dep.AI.AuthPlugins[name]; ap != nil {
 			p.AuthPlugins[name] = &plan.AuthPlugin{Command: ap.Command, Args: ap.Args, SHA256: ap.SHA256, Env: grants.EnvVars(ap.Env)}
 		}
@@ -157,7 +158,7 @@ func unownedSections(dep *config.Deployment, kinds *grants.Set) diag.Diagnostics
 		owned[s] = true
 	}
 	var ds diag.Diagnostics
-	for _, key := range config.SortedKeys(dep.AI.Sections) {
+	for _, key := range slices.Sorted(maps.Keys(dep.AI.Sections)) {
 		if owned[key] {
 			continue
 		}
@@ -218,7 +219,7 @@ func compileArtifact(env *grants.Env, kinds *grants.Set, configured map[string]g
 
 func checkPlugins(plugins map[string]*config.AuthPlugin) diag.Diagnostics {
 	var ds diag.Diagnostics
-	for _, name := range config.SortedKeys(plugins) {
+	for _, name := range slices.Sorted(maps.Keys(plugins)) {
 		ap := plugins[name]
 		p := config.Join("ai.auth_plugins", name)
 		if ap == nil || ap.Command == "" {

@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"maps"
 	"net"
 	"net/netip"
 	"slices"
@@ -112,7 +113,7 @@ func compileServeAuth(a *config.ServeAuth) (*config.ServeAuth, diag.Diagnostics)
 		if len(a.Tokens) == 0 {
 			bad(p+".tokens", "missing: kind tokens needs at least one token")
 		}
-		for _, name := range config.SortedKeys(a.Tokens) {
+		for _, name := range slices.Sorted(maps.Keys(a.Tokens)) {
 			tok := a.Tokens[name]
 			tp := config.Join(p, "tokens", name)
 			if tok == nil {

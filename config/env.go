@@ -4,6 +4,7 @@ import (
 	"encoding"
 	"fmt"
 	"log/slog"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -128,7 +129,7 @@ func newEntries(name string, t reflect.Type, files, env any, path []string) diag
 	var ds diag.Diagnostics
 	switch t.Kind() {
 	case reflect.Struct:
-		for _, k := range sortedKeys(em) {
+		for _, k := range slices.Sorted(maps.Keys(em)) {
 			p := append(path[:len(path):len(path)], k)
 			if f, ok := fieldByTag(t, k); ok && k != "" {
 				ds = append(ds, newEntries(name, f.Type, fm[k], em[k], p)...)
@@ -140,8 +141,8 @@ func newEntries(name string, t reflect.Type, files, env any, path []string) diag
 			// A section of ai that a kind owns: a mapping of named entries.
 			if fm[k] == nil {
 				// The nearest may be a key of ai's own (auth_plugins).
-				near := slices.Concat(sortedKeys(fm), AIKeys())
-				ds = append(ds, refuseNew(name, p, "section", near, sortedKeys(fm)))
+				near := slices.Concat(slices.Sorted(maps.Keys(fm)), AIKeys())
+				ds = append(ds, refuseNew(name, p, "section", near, slices.Sorted(maps.Keys(fm))))
 				continue
 			}
 			ds = append(ds, entries(name, nil, fm[k], em[k], p)...)
@@ -176,10 +177,10 @@ func entries(name string, elem reflect.Type, files, env any, path []string) diag
 	}
 	fm, _ := files.(map[string]any)
 	var ds diag.Diagnostics
-	for _, k := range sortedKeys(em) {
+	for _, k := range slices.Sorted(maps.Keys(em)) {
 		p := append(path[:len(path):len(path)], k)
 		if fm[k] == nil {
-			ds = append(ds, refuseNew(name, p, "entry", sortedKeys(fm), sortedKeys(fm)))
+			ds = append(ds, refuseNew(name, p, "entry", slices.Sorted(maps.Keys(fm)), slices.Sorted(maps.Keys(fm))))
 			continue
 		}
 		if elem != nil {

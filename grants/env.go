@@ -3,7 +3,9 @@ package grants
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"maps"
 	"regexp"
+	"slices"
 
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
@@ -16,7 +18,7 @@ var envKeyRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // an auth plugin): names must be variable names, values must be values.
 func CheckEnv(env map[string]*config.EnvValue, p string) diag.Diagnostics {
 	var ds diag.Diagnostics
-	for _, k := range config.SortedKeys(env) {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		kp := config.Join(p, k)
 		if !envKeyRE.MatchString(k) {
 			ds = append(ds, diag.Errorf(diag.MCPEnvInvalid, kp, "%q is not a valid environment variable name", k))

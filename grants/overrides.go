@@ -1,7 +1,9 @@
 package grants
 
 import (
+	"maps"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/heddlehq/heddle/config"
@@ -89,7 +91,7 @@ func isGlob(s string) bool { return strings.ContainsAny(s, `*?[\`) }
 // pattern.
 func CheckToolOverrides(o map[string]*ToolOverride, badGlob diag.Code, p string) diag.Diagnostics {
 	var ds diag.Diagnostics
-	keys := config.SortedKeys(o)
+	keys := slices.Sorted(maps.Keys(o))
 	for _, k := range keys {
 		kp := config.Join(p, k)
 		if bad := checkGlob(k, badGlob, kp); bad != nil {

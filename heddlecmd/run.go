@@ -8,15 +8,16 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
 	"text/tabwriter"
 
 	"github.com/heddlehq/heddle"
-	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants/mcpkind/mcplive"
 	"github.com/heddlehq/heddle/plan"
@@ -248,7 +249,7 @@ func (e *env) tools(args []string) int {
 // dependencies are down, and why: their tools are not in the list.
 func (e *env) printUnavailable(ts *runtime.Toolset) {
 	down := ts.Unavailable()
-	for _, name := range config.SortedKeys(down) {
+	for _, name := range slices.Sorted(maps.Keys(down)) {
 		fmt.Fprintf(e.stderr, "heddle: %s is unavailable (%s): its tools are not listed\n", name, down[name])
 	}
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 
 	"github.com/heddlehq/heddle"
-	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/plan"
 )
@@ -232,7 +231,7 @@ func (j *jwtAuth) claimsError(payload []byte) error {
 // identity maps verified claims to the caller, as serve.auth.claims says.
 func (j *jwtAuth) identity(claims map[string]json.RawMessage) (heddle.Identity, error) {
 	var id heddle.Identity
-	for _, field := range config.SortedKeys(j.claims) {
+	for _, field := range slices.Sorted(maps.Keys(j.claims)) {
 		name := j.claims[field]
 		v, ok := lookupClaim(claims, name)
 		switch field {

@@ -36,7 +36,7 @@ type tokenEntry struct {
 func newTokens(ctx context.Context, a *plan.ServeAuth, res secrets.Resolver, log *slog.Logger) (*tokens, error) {
 	t := &tokens{}
 	seen := map[[sha256.Size]byte]string{}
-	for _, name := range config.SortedKeys(a.Tokens) {
+	for _, name := range slices.Sorted(maps.Keys(a.Tokens)) {
 		tok := a.Tokens[name]
 		path := config.Join("serve", "auth", "tokens", name, "token_ref")
 		v, err := res.Resolve(ctx, tok.TokenRef)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,7 +21,6 @@ import (
 	goplugin "github.com/hashicorp/go-plugin"
 	"github.com/heddlehq/heddle/auth/authlive"
 	"github.com/heddlehq/heddle/auth/pluginsdk"
-	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/plan"
 )
@@ -99,7 +99,7 @@ func acquire(ctx context.Context, name string, spec *plan.AuthPlugin, env authli
 
 func resolveEnv(ctx context.Context, env authlive.Env, name string, spec *plan.AuthPlugin) ([]string, []string, error) {
 	var out, secretVals []string
-	for _, k := range config.SortedKeys(spec.Env) {
+	for _, k := range slices.Sorted(maps.Keys(spec.Env)) {
 		v := spec.Env[k]
 		if v.Ref == nil {
 			out = append(out, k+"="+v.Literal)

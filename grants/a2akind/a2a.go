@@ -11,6 +11,9 @@
 package a2akind
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants"
@@ -87,7 +90,7 @@ type configured struct {
 func (Kind) Configure(env *grants.Env, raw map[string]any) (grants.Configured, diag.Diagnostics) {
 	c := &configured{declared: map[string]*AgentConfig{}, agents: Agents{}}
 	ds := config.DecodeStrict(raw, &c.declared, "ai.a2a_agents")
-	for _, name := range config.SortedKeys(c.declared) {
+	for _, name := range slices.Sorted(maps.Keys(c.declared)) {
 		a := c.declared[name]
 		if a == nil {
 			a = &AgentConfig{}
@@ -150,7 +153,7 @@ func (c *configured) Compile(env *grants.Env, art *config.Artifact, settings map
 		return nil, ds
 	case !ok:
 		ds = append(ds, diag.Errorf(diag.A2AAgentUnknown, config.Join(p, "agent"),
-			"remote agent %q is not declared in ai.a2a_agents", g.Agent).WithDetail("declared: %s", grants.NameList(config.SortedKeys(declared))))
+			"remote agent %q is not declared in ai.a2a_agents", g.Agent).WithDetail("declared: %s", grants.NameList(slices.Sorted(maps.Keys(declared)))))
 	}
 	if ds.HasErrors() {
 		return nil, ds

@@ -1,8 +1,10 @@
 package mcpkind
 
 import (
+	"maps"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/heddlehq/heddle/auth"
@@ -58,7 +60,7 @@ func CredentialHeader(name string) bool {
 func checkHeaders(s *ServerConfig, p string) diag.Diagnostics {
 	var ds diag.Diagnostics
 	seen := map[string]string{}
-	for _, name := range config.SortedKeys(s.Headers) {
+	for _, name := range slices.Sorted(maps.Keys(s.Headers)) {
 		hp := config.Join(p, "headers", name)
 		canon := http.CanonicalHeaderKey(name)
 		switch {
@@ -126,7 +128,7 @@ func buildHeaders(in map[string]string) map[string]Header {
 // plan shows its hash. It is a warning, not an error: the name is a guess.
 func checkEnvLiterals(env map[string]*config.EnvValue, p string) diag.Diagnostics {
 	var ds diag.Diagnostics
-	for _, k := range config.SortedKeys(env) {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		v := env[k]
 		if v == nil || v.Ref != nil || v.Problem != "" || v.Literal == "" || !auth.CredentialName(k) {
 			continue

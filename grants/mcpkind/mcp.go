@@ -23,6 +23,7 @@
 package mcpkind
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -79,7 +80,7 @@ func (Kind) Configure(env *grants.Env, raw map[string]any) (grants.Configured, d
 	ds := config.DecodeStrict(raw, &c.declared, "ai.mcp_servers")
 	d := env.Deployment
 	prefixes := map[string]string{} // tool prefix → first server name
-	for _, name := range config.SortedKeys(c.declared) {
+	for _, name := range slices.Sorted(maps.Keys(c.declared)) {
 		s := c.declared[name]
 		if s == nil {
 			s = &ServerConfig{}
@@ -272,7 +273,7 @@ func (c *configured) Compile(env *grants.Env, art *config.Artifact, settings map
 	case !ok:
 		ds = append(ds, diag.Errorf(diag.MCPServerUnknown, config.Join(p, "server"),
 			"server %q is not declared in ai.mcp_servers", g.Server).
-			WithDetail("declared: %s", grants.NameList(config.SortedKeys(declared))))
+			WithDetail("declared: %s", grants.NameList(slices.Sorted(maps.Keys(declared)))))
 	}
 	if ds.HasErrors() {
 		return nil, ds

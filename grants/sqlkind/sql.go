@@ -11,6 +11,7 @@
 package sqlkind
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -55,7 +56,7 @@ func (Kind) Configure(env *grants.Env, raw map[string]any) (grants.Configured, d
 	c := &configured{declared: map[string]*SourceConfig{}, sources: Sources{}}
 	ds := config.DecodeStrict(raw, &c.declared, "ai.sql_sources")
 	optional := env.RemoteClients() == config.RemoteClientsOptional
-	for _, name := range config.SortedKeys(c.declared) {
+	for _, name := range slices.Sorted(maps.Keys(c.declared)) {
 		s := c.declared[name]
 		if s == nil {
 			s = &SourceConfig{}
@@ -72,7 +73,7 @@ func (Kind) Configure(env *grants.Env, raw map[string]any) (grants.Configured, d
 			Required:   s.Driver != "postgres" || !optional,
 			Statements: map[string]*Statement{}, GrantedTo: []string{},
 		}
-		for _, sn := range config.SortedKeys(s.Statements) {
+		for _, sn := range slices.Sorted(maps.Keys(s.Statements)) {
 			st, stds := checkStatement(s.Statements[sn], config.Join(p, "statements", sn))
 			sds = append(sds, stds...)
 			ps.Statements[sn] = st
@@ -169,7 +170,7 @@ func checkStatement(st *StatementConfig, p string) (*Statement, diag.Diagnostics
 		required := decl.Required == nil || *decl.Required
 		out.Params = append(out.Params, Param{Name: ph.Name, Type: typ, Description: decl.Description, From: decl.From, Required: required})
 	}
-	for _, name := range config.SortedKeys(st.Params) {
+	for _, name := range slices.Sorted(maps.Keys(st.Params)) {
 		if !seen[name] {
 			ds = append(ds, diag.Errorf(diag.SQLStatementInvalid, config.Join(p, "params", name),
 				"parameter %q is declared but the SQL never uses :%s", name, name))
@@ -205,7 +206,7 @@ func (c *configured) Compile(env *grants.Env, art *config.Artifact, settings map
 		return nil, ds
 	case !ok:
 		ds = append(ds, diag.Errorf(diag.SQLSourceUnknown, config.Join(p, "source"),
-			"source %q is not declared in ai.sql_sources", g.Source).WithDetail("declared: %s", grants.NameList(config.SortedKeys(c.declared))))
+			"source %q is not declared in ai.sql_sources", g.Source).WithDetail("declared: %s", grants.NameList(slices.Sorted(maps.Keys(c.declared)))))
 	}
 	if ok && src != nil {
 		for i, st := range g.Statements {
@@ -224,7 +225,7 @@ func (c *configured) Compile(env *grants.Env, art *config.Artifact, settings map
 	}
 	stmts := g.Statements
 	if len(stmts) == 0 && src != nil {
-		stmts = config.SortedKeys(src.Statements)
+		stmts = slices.Sorted(maps.Keys(src.Statements))
 	}
 	if ps := c.sources[g.Source]; ps != nil {
 		ps.GrantedTo = grants.AppendUnique(ps.GrantedTo, art.Name)

@@ -10,6 +10,8 @@
 package usecasekind
 
 import (
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/heddlehq/heddle/config"
@@ -62,7 +64,7 @@ func (configured) Compile(env *grants.Env, _ *config.Artifact, settings map[stri
 			if len(env.Usecases) == 0 {
 				d = d.WithDetail("this build registers no use cases; an application registers them with usecase.Register before compiling")
 			} else {
-				d = d.WithDetail("registered: %s", strings.Join(config.SortedKeys(env.Usecases), ", "))
+				d = d.WithDetail("registered: %s", strings.Join(slices.Sorted(maps.Keys(env.Usecases)), ", "))
 			}
 			ds = append(ds, d)
 		}

@@ -56,7 +56,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/heddlehq/heddle/auth/authlive"
-	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants/mcpkind"
 	"github.com/heddlehq/heddle/internal/childproc"
@@ -354,7 +353,7 @@ func (s *server) prepare(ctx context.Context) error {
 	if s.spec.Transport == mcpkind.TransportStdio {
 		declared := map[string]string{}
 		var hide []string
-		for _, k := range config.SortedKeys(s.spec.Env) {
+		for _, k := range slices.Sorted(maps.Keys(s.spec.Env)) {
 			v := s.spec.Env[k]
 			if v.Ref == nil {
 				declared[k] = v.Literal
@@ -399,7 +398,7 @@ func (s *server) headersStrategy(ctx context.Context) (authlive.Strategy, error)
 	}
 	load := func(ctx context.Context) (http.Header, error) {
 		h := make(http.Header, len(s.spec.Headers))
-		for _, name := range config.SortedKeys(s.spec.Headers) {
+		for _, name := range slices.Sorted(maps.Keys(s.spec.Headers)) {
 			v := s.spec.Headers[name]
 			if v.Ref == nil {
 				h[name] = []string{v.Value}
@@ -440,7 +439,7 @@ func (i *instance) verify(ctx context.Context) []*driver.Failure {
 		failures []*driver.Failure
 		g        errgroup.Group
 	)
-	for _, name := range config.SortedKeys(i.servers) {
+	for _, name := range slices.Sorted(maps.Keys(i.servers)) {
 		s, required := i.servers[name], i.specs[name].Required
 		if !s.connected() {
 			continue // a failure of the first phase: its supervisor connects it
@@ -476,7 +475,7 @@ func (i *instance) verify(ctx context.Context) []*driver.Failure {
 	if slices.ContainsFunc(failures, func(f *driver.Failure) bool { return f.Fatal }) {
 		return failures
 	}
-	for _, name := range config.SortedKeys(i.servers) {
+	for _, name := range slices.Sorted(maps.Keys(i.servers)) {
 		for _, err := range i.checkServerFilters(name, true) {
 			failures = append(failures, &driver.Failure{Name: name, Kind: "mcp", Err: err, Fatal: true})
 		}
@@ -489,7 +488,7 @@ func (i *instance) verify(ctx context.Context) []*driver.Failure {
 // the first.
 func (i *instance) checkServerFilters(server string, all bool) []error {
 	var errs []error
-	for _, agent := range config.SortedKeys(i.env.Plan.Agents) {
+	for _, agent := range slices.Sorted(maps.Keys(i.env.Plan.Agents)) {
 		for _, g := range i.env.Plan.Agents[agent].Grants {
 			if mg, ok := g.Spec.(*mcpkind.Grant); ok && mg.Server == server {
 				if err := i.checkFilters(server, mg.Include, mg.Exclude, "agent "+agent+agentFile(i.env.Plan.Agents[agent].File)); err != nil {
@@ -562,7 +561,7 @@ func (i *instance) checkOverrides(server string) error {
 		key  string
 		pats []string
 	}{
-		{"tools", config.SortedKeys(spec.Tools)},
+		{"tools", slices.Sorted(maps.Keys(spec.Tools))},
 		{"read_only_tools", spec.ReadOnlyTools},
 		{"idempotent_tools", spec.IdempotentTools},
 		{"destructive_tools", spec.DestructiveTools},
@@ -671,7 +670,7 @@ func (i *instance) Source(agent *plan.Agent, g plan.Grant) (driver.Source, error
 // Status reports every opened server as a dependency of kind mcp.
 func (i *instance) Status() []driver.Dependency {
 	out := make([]driver.Dependency, 0, len(i.servers))
-	for _, name := range config.SortedKeys(i.servers) {
+	for _, name := range slices.Sorted(maps.Keys(i.servers)) {
 		s, spec := i.servers[name], i.specs[name]
 		st := s.status()
 		since := st.since.UTC().Truncate(time.Millisecond)

@@ -47,6 +47,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -56,7 +57,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/heddlehq/heddle"
-	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants/sqlkind"
 	"github.com/heddlehq/heddle/plan"
@@ -97,7 +97,7 @@ func (Kind) Open(ctx context.Context, env driver.Env) (driver.Instance, []*drive
 	inst.tp, inst.tracer = tracerOf(env)
 	inst.ctx, inst.cancel = context.WithCancel(env.Closing)
 	sources := sqlkind.PlanSources(env.Plan)
-	for _, name := range config.SortedKeys(sources) {
+	for _, name := range slices.Sorted(maps.Keys(sources)) {
 		src := sources[name]
 		if src == nil || len(src.GrantedTo) == 0 {
 			continue
@@ -117,7 +117,7 @@ func (Kind) Open(ctx context.Context, env driver.Env) (driver.Instance, []*drive
 		errs     []error
 		failures []*driver.Failure
 	)
-	for _, name := range config.SortedKeys(inst.dbs) {
+	for _, name := range slices.Sorted(maps.Keys(inst.dbs)) {
 		d := inst.dbs[name]
 		wg.Go(func() {
 			f, err := d.open(ctx, res)
@@ -161,7 +161,7 @@ type instance struct {
 // Status reports each source as a dependency of kind sql.
 func (i *instance) Status() []driver.Dependency {
 	out := make([]driver.Dependency, 0, len(i.dbs))
-	for _, name := range config.SortedKeys(i.dbs) {
+	for _, name := range slices.Sorted(maps.Keys(i.dbs)) {
 		out = append(out, i.dbs[name].status())
 	}
 	return out
@@ -189,7 +189,7 @@ func (i *instance) Close() error {
 		}
 	}
 	var errs []error
-	for _, name := range config.SortedKeys(i.dbs) {
+	for _, name := range slices.Sorted(maps.Keys(i.dbs)) {
 		if err := i.dbs[name].close(); err != nil {
 			errs = append(errs, err)
 		}
@@ -320,7 +320,7 @@ func (d *database) open(ctx context.Context, res secrets.Resolver) (*driver.Fail
 func (d *database) setReady(ctx context.Context, eng engine) error {
 	stmts := make(map[string]*statement, len(d.spec.Statements))
 	texts := make([]string, 0, len(d.spec.Statements))
-	for _, name := range config.SortedKeys(d.spec.Statements) {
+	for _, name := range slices.Sorted(maps.Keys(d.spec.Statements)) {
 		st, err := rewrite(name, d.spec.Statements[name], eng.numbered())
 		if err != nil {
 			return fmt.Errorf("sql source %s: %w", d.name, err)
