@@ -2,25 +2,38 @@ package builtin_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/heddlehq/heddle/examples/auth-agent-session/sessiontest"
 	"github.com/heddlehq/heddle/internal/modtest"
 )
 
+// The bootstrap secret of the worker's queue at the session endpoint.
+const (
+	bootstrap  = "bootstrap-CANARY-0c9e4b7a2d15f863"
+	secretPath = "/agents/desk"
+)
+
 // TestAFifthKind builds a worker with a capability kind of its own — ticket,
-// with its own ai.ticket_queues section, its own plan part, a live half with
-// one tool and its own diagnostic code in the catalogue — in a module of its
-// own that imports heddle's public packages and touches none of heddle's
-// files (testdata/ticketworker), then drives it as an operator would: check,
-// plan, tools, call, health.
+// with its own ai.ticket_queues section, its own plan part, a live half
+// whose queues are an HTTP service reached through an auth plugin, and
+// codes of its own in the catalogue — in a module of its own that imports
+// heddle's public packages and touches none of heddle's files
+// (testdata/ticketworker), then drives it as an operator would: check, plan,
+// tools, call, health.
 func TestAFifthKind(t *testing.T) {
 	files := map[string]string{}
 	root := filepath.Join("testdata", "ticketworker")
@@ -36,17 +49,42 @@ func TestAFifthKind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The configuration names the plugin binary and the servers, which
+	// are known once they are built and started.
+	api := files[filepath.Join("config", "api.yaml")]
+	delete(files, filepath.Join("config", "api.yaml"))
+
+	plugin := buildPlugin(t)
 	dir := modtest.Build(t, "example.com/ticketworker", "ticketworker", files)
+	pluginBin, pluginSum := plugin()
+
+	svc := &ticketService{description: "Open a ticket in the queue; returns its id."}
+	srv := sessiontest.Start(sessiontest.Options{
+		TTL:      time.Minute,
+		Secrets:  map[string]string{secretPath: bootstrap},
+		Resource: svc.handler(),
+	})
+	t.Cleanup(srv.Close)
+	modtest.WriteFile(t, filepath.Join(dir, "config", "api.yaml"), strings.NewReplacer(
+		"@PLUGIN@", pluginBin, "@PLUGIN_SHA256@", pluginSum,
+		"@TICKETS_URL@", srv.URL, "@SESSION_URL@", srv.SessionURL(),
+	).Replace(api))
+
+	secret := bootstrap
 	run := func(args ...string) (string, int) {
 		t.Helper()
 		cmd := exec.Command(filepath.Join(dir, "ticketworker"), args...)
 		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "TICKET_BOOTSTRAP="+secret)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := cmd.Run()
 		var ee *exec.ExitError
 		if err != nil && !errors.As(err, &ee) {
 			t.Fatalf("%v: %v", args, err)
+		}
+		if strings.Contains(out.String(), bootstrap) {
+			t.Errorf("%v shows the bootstrap secret:\n%s", args, out.String())
 		}
 		return out.String(), cmd.ProcessState.ExitCode()
 	}
@@ -100,26 +138,46 @@ func TestAFifthKind(t *testing.T) {
 			t.Errorf("codes: %s has no meaning or fix", e.Code)
 		}
 	}
-	for _, want := range []string{"CONFIG_PARSE", "MCP_SERVER_UNKNOWN", "TICKET_QUEUE_UNKNOWN"} {
+	for _, want := range []string{"CONFIG_PARSE", "MCP_SERVER_UNKNOWN", "TICKET_QUEUE_UNKNOWN", "TICKET_QUEUE_UNREACHABLE"} {
 		if !slices.Contains(codes, want) {
 			t.Errorf("codes: %s is not catalogued", want)
 		}
 	}
 
-	// The kind's part of the plan, with its default applied once.
+	// The kind's part of the plan, with its default applied once and the
+	// queue's credentials as a reference.
 	out, code = run("plan")
 	var p struct {
 		TicketQueues map[string]struct {
 			Prefix    string   `json:"prefix"`
 			MaxOpen   int      `json:"max_open"`
 			GrantedTo []string `json:"granted_to"`
+			Auth      struct {
+				Kind   string `json:"kind"`
+				Plugin bool   `json:"plugin"`
+			} `json:"auth"`
 		} `json:"ticket_queues"`
 	}
 	if err := json.Unmarshal([]byte(out), &p); code != 0 || err != nil {
 		t.Fatalf("plan: exit %d, %v\n%s", code, err, out)
 	}
-	if q := p.TicketQueues["ops"]; q.Prefix != "OPS" || q.MaxOpen != 2 || !slices.Equal(q.GrantedTo, []string{"desk"}) {
+	if q := p.TicketQueues["ops"]; q.Prefix != "OPS" || q.MaxOpen != 2 || !slices.Equal(q.GrantedTo, []string{"desk"}) || q.Auth.Kind != "agent-session" || !q.Auth.Plugin {
 		t.Errorf("plan: ticket_queues.ops = %+v", q)
+	}
+
+	// Without the right credentials the queue refuses the worker, and the
+	// call fails with a code: the plugin's bootstrap secret refused at the
+	// session endpoint, or no auth block at all.
+	secret = "not-the-bootstrap-secret"
+	if out, code := run("call", "desk", "open_ticket", "--args", `{"title":"printer on fire"}`); code != 1 || !strings.Contains(out, "MCP_AUTH_STRATEGY_INVALID") {
+		t.Errorf("call with a wrong bootstrap secret: exit %d, want 1 and MCP_AUTH_STRATEGY_INVALID\n%s", code, out)
+	}
+	secret = bootstrap
+	if out, code := run("call", "desk", "open_ticket", "--env", "noauth", "--args", `{"title":"printer on fire"}`); code != 1 || !strings.Contains(out, "TICKET_QUEUE_UNREACHABLE") {
+		t.Errorf("call without credentials: exit %d, want 1 and TICKET_QUEUE_UNREACHABLE\n%s", code, out)
+	}
+	if n := svc.opened(); n != 0 {
+		t.Errorf("%d tickets opened without credentials", n)
 	}
 
 	out, code = run("tools", "desk", "--format", "json")
@@ -134,6 +192,9 @@ func TestAFifthKind(t *testing.T) {
 	if out, code := run("call", "desk", "open_ticket", "--args", `{"title":"printer on fire"}`); code != 0 || strings.TrimSpace(out) != "OPS-1: printer on fire" {
 		t.Errorf("call: exit %d, %q", code, out)
 	}
+	if srv.Mints() == 0 || srv.Accepted() == 0 {
+		t.Errorf("the plugin minted %d tokens and the service accepted %d requests", srv.Mints(), srv.Accepted())
+	}
 	// The toolset checks the kind's input schema before the call.
 	if out, code := run("call", "desk", "open_ticket", "--args", `{}`, "--format", "json"); code != 1 || !strings.Contains(out, "TOOL_ARGS_INVALID") {
 		t.Errorf("call without a title: exit %d, %s", code, out)
@@ -143,4 +204,102 @@ func TestAFifthKind(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"kind": "ticket"`) || !strings.Contains(out, `"name": "ops"`) {
 		t.Errorf("health: exit %d\n%s", code, out)
 	}
+}
+
+// buildPlugin starts building the example auth plugin, while the worker
+// is built, and returns a function that waits for it and returns the
+// binary and its SHA-256. Without a go command modtest.Build skips the test
+// (or fails it, under CI=true) before that function is called.
+func buildPlugin(t *testing.T) func() (bin, sum string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds a program of its own module; skipped with -short")
+	}
+	bin := filepath.Join(t.TempDir(), "heddle-auth-agent-session")
+	var (
+		out  []byte
+		err  error
+		done sync.WaitGroup
+	)
+	goBin, lookErr := exec.LookPath("go")
+	done.Go(func() {
+		if err = lookErr; err == nil {
+			build := exec.CommandContext(t.Context(), goBin, "build", "-o", bin, "github.com/heddlehq/heddle/examples/auth-agent-session")
+			out, err = build.CombinedOutput()
+		}
+	})
+	t.Cleanup(done.Wait)
+	return func() (string, string) {
+		t.Helper()
+		done.Wait()
+		if err != nil {
+			t.Fatalf("building the example auth plugin: %v\n%s", err, out)
+		}
+		b, err := os.ReadFile(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(b)
+		return bin, hex.EncodeToString(sum[:])
+	}
+}
+
+// ticketService is the queues' HTTP endpoint, served behind the session
+// endpoint's token check: GET /queues/{queue}/tools lists the queue's
+// tools, POST /queues/{queue}/tickets opens a ticket and answers its
+// number. Its methods are safe for concurrent use.
+type ticketService struct {
+	mu          sync.Mutex
+	description string
+	numbers     map[string]int
+}
+
+func (s *ticketService) handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /queues/{queue}/tools", func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		desc := s.description
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode([]map[string]any{{
+			"name":        "open_ticket",
+			"description": desc,
+			"inputSchema": map[string]any{
+				"type":                 "object",
+				"properties":           map[string]any{"title": map[string]any{"type": "string"}},
+				"required":             []string{"title"},
+				"additionalProperties": false,
+			},
+			"annotations": map[string]any{"destructiveHint": false},
+		}})
+	})
+	mux.HandleFunc("POST /queues/{queue}/tickets", func(w http.ResponseWriter, r *http.Request) {
+		var in struct{ Title string }
+		if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10)).Decode(&in); err != nil || in.Title == "" {
+			http.Error(w, "a ticket needs a title", http.StatusBadRequest)
+			return
+		}
+		s.mu.Lock()
+		if s.numbers == nil {
+			s.numbers = map[string]int{}
+		}
+		s.numbers[r.PathValue("queue")]++
+		n := s.numbers[r.PathValue("queue")]
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_ = json.NewEncoder(w).Encode(map[string]int{"number": n})
+	})
+	return mux
+}
+
+// opened is how many tickets the service opened.
+func (s *ticketService) opened() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, c := range s.numbers {
+		n += c
+	}
+	return n
 }

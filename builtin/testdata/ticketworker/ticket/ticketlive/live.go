@@ -1,14 +1,23 @@
-// Package ticketlive is the live half of the ticket kind: each granted
-// queue is one tool, open_ticket, that numbers tickets in memory.
+// Package ticketlive is the live half of the ticket kind. Each granted
+// queue is a service behind an HTTP endpoint: GET {url}/tools lists the
+// queue's tools (open_ticket), POST {url}/tickets opens a ticket and answers
+// its number. Requests carry the credentials of the queue's auth strategy,
+// built once per queue from the plan, the plan's auth plugins included.
 package ticketlive
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
 	"sync"
 
 	"example.com/ticketworker/ticket"
+	"github.com/heddlehq/heddle/auth/authlive"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime/driver"
@@ -18,16 +27,37 @@ import (
 // Kind is the live half.
 type Kind struct{}
 
-// Open opens every granted queue.
-func (Kind) Open(_ context.Context, env driver.Env) (driver.Instance, []*driver.Failure, error) {
+// Open opens every granted queue: builds its auth strategy and lists its
+// tools. A queue that cannot be listed fails start-up.
+func (Kind) Open(ctx context.Context, env driver.Env) (driver.Instance, []*driver.Failure, error) {
 	queues, _ := env.Plan.Part("ticket").(ticket.Queues)
 	inst := &instance{queues: map[string]*queue{}}
-	for name, q := range queues {
-		if len(q.GrantedTo) > 0 {
-			inst.queues[name] = &queue{name: name, spec: q}
+	base := env.HTTPTransport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	var failures []*driver.Failure
+	for name, spec := range queues {
+		if len(spec.GrantedTo) == 0 {
+			continue
+		}
+		q := &queue{name: name, spec: spec}
+		transport := base
+		if spec.Auth != nil {
+			strat, err := authlive.Build(ctx, authlive.EnvFor(env, "ticket", "queue "+name), spec.Auth)
+			if err != nil {
+				return inst, nil, err
+			}
+			q.strat = strat
+			transport = strat.Wrap(base)
+		}
+		q.client = &http.Client{Transport: transport}
+		inst.queues[name] = q
+		if err := q.list(ctx); err != nil {
+			failures = append(failures, &driver.Failure{Name: name, Err: err, Fatal: true})
 		}
 	}
-	return inst, nil, nil
+	return inst, failures, nil
 }
 
 type instance struct {
@@ -46,43 +76,102 @@ func (i *instance) Status() []driver.Dependency {
 	var out []driver.Dependency
 	for name, q := range i.queues {
 		out = append(out, driver.Dependency{Name: name, Kind: "ticket", State: driver.StateReady,
-			Required: true, Tools: 1, Agents: q.spec.GrantedTo})
+			Required: true, Tools: len(q.tools), Agents: q.spec.GrantedTo})
 	}
 	return out
 }
 
-func (i *instance) Close() error { return nil }
-
-var openTicket = &mcp.Tool{
-	Name:        "open_ticket",
-	Description: "Open a ticket in the queue; returns its id.",
-	InputSchema: json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"}},"required":["title"],"additionalProperties":false}`),
-	Annotations: &mcp.ToolAnnotations{IdempotentHint: false, DestructiveHint: new(bool)},
+func (i *instance) Close() error {
+	var errs []error
+	for _, q := range i.queues {
+		if q.strat != nil {
+			errs = append(errs, q.strat.Close())
+		}
+	}
+	return errors.Join(errs...)
 }
 
-// queue is one granted queue, and the source of its tool.
+// queue is one granted queue, and the source of its tools.
 type queue struct {
-	name string
-	spec *ticket.Queue
+	name   string
+	spec   *ticket.Queue
+	client *http.Client
+	strat  authlive.Strategy
+	tools  []*mcp.Tool // set by Open, then read-only
 
 	mu   sync.Mutex
 	open int
 }
 
+// list fetches the queue's tools. Its errors carry a code: the strategy's
+// own (a plugin that could not supply credentials), or
+// TICKET_QUEUE_UNREACHABLE.
+func (q *queue) list(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, q.spec.URL+"/tools", nil)
+	if err != nil {
+		return diag.Wrap(ticket.QueueUnreachable, err, "queue %s: %v", q.name, err)
+	}
+	resp, err := q.client.Do(req)
+	if err != nil {
+		// Not the *url.Error, which repeats the URL.
+		if ue := (*url.Error)(nil); errors.As(err, &ue) {
+			err = ue.Err
+		}
+		if diag.CodeOf(err) != "" {
+			return err // the strategy's, naming the queue
+		}
+		return diag.Wrap(ticket.QueueUnreachable, err, "queue %s: the endpoint did not answer: %v", q.name, err)
+	}
+	defer resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return diag.New(ticket.QueueUnreachable, "queue %s: the endpoint refused the credentials (HTTP %d)", q.name, resp.StatusCode)
+	case resp.StatusCode != http.StatusOK:
+		return diag.New(ticket.QueueUnreachable, "queue %s: the endpoint answered HTTP %d", q.name, resp.StatusCode)
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&q.tools); err != nil {
+		return diag.Wrap(ticket.QueueUnreachable, err, "queue %s: the tool list is not JSON", q.name)
+	}
+	return nil
+}
+
 func (q *queue) Name() string { return q.name }
 
 func (q *queue) Tools(context.Context) ([]*mcp.Tool, uint64, error) {
-	return []*mcp.Tool{openTicket}, 1, nil
+	return q.tools, 1, nil
 }
 
-func (q *queue) Call(_ context.Context, _ *mcp.Tool, args map[string]any, _ driver.CallOptions) (*mcp.CallToolResult, error) {
+func (q *queue) Call(ctx context.Context, _ *mcp.Tool, args map[string]any, _ driver.CallOptions) (*mcp.CallToolResult, error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.open >= q.spec.MaxOpen {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "the queue is full"}}}, nil
 	}
+	body, err := json.Marshal(map[string]any{"title": args["title"]})
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, q.spec.URL+"/tickets", bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := q.client.Do(req)
+	if err != nil {
+		return nil, diag.Wrap(diag.ToolUnavailable, err, "queue %s did not answer", q.name)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Number int `json:"number"`
+	}
+	if resp.StatusCode != http.StatusCreated {
+		return nil, diag.New(diag.ToolUnavailable, "queue %s answered HTTP %d", q.name, resp.StatusCode)
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&out); err != nil {
+		return nil, diag.Wrap(diag.ToolUnavailable, err, "queue %s: the answer is not JSON", q.name)
+	}
 	q.open++
-	id := fmt.Sprintf("%s-%d", q.spec.Prefix, q.open)
+	id := fmt.Sprintf("%s-%d", q.spec.Prefix, out.Number)
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: id + ": " + fmt.Sprint(args["title"])}}}, nil
 }
 
