@@ -29,11 +29,11 @@ const (
 
 // TestAFifthKind builds a worker with a capability kind of its own — ticket,
 // with its own ai.ticket_queues section, its own plan part, a live half
-// whose queues are an HTTP service reached through an auth plugin, and
-// codes of its own in the catalogue — in a module of its own that imports
-// heddle's public packages and touches none of heddle's files
-// (testdata/ticketworker), then drives it as an operator would: check, plan,
-// tools, call, health.
+// whose queues are an HTTP service reached through an auth plugin, its tools
+// pinned in heddle.lock, and codes of its own in the catalogue — in a module
+// of its own that imports heddle's public packages and touches none of
+// heddle's files (testdata/ticketworker), then drives it as an operator
+// would: check, plan, tools, call, health, lock.
 func TestAFifthKind(t *testing.T) {
 	files := map[string]string{}
 	root := filepath.Join("testdata", "ticketworker")
@@ -204,6 +204,51 @@ func TestAFifthKind(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"kind": "ticket"`) || !strings.Contains(out, `"name": "ops"`) {
 		t.Errorf("health: exit %d\n%s", code, out)
 	}
+
+	// heddle lock pins the kind's tools under its own name; a changed
+	// definition is drift for lock --check, and the kind refuses to start
+	// against the lock.
+	if out, code := run("lock"); code != 0 {
+		t.Fatalf("lock: exit %d\n%s", code, out)
+	}
+	var lock struct {
+		Version int
+		Kinds   map[string]map[string]struct {
+			Tools map[string]struct{ SHA256 string }
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "heddle.lock"))
+	if err == nil {
+		err = json.Unmarshal(b, &lock)
+	}
+	if err != nil {
+		t.Fatalf("heddle.lock: %v", err)
+	}
+	if lock.Version != 3 || len(lock.Kinds["ticket"]["ops"].Tools["open_ticket"].SHA256) != 64 {
+		t.Errorf("heddle.lock does not pin the ticket kind's tool:\n%s", b)
+	}
+	if out, code := run("lock", "--check"); code != 0 {
+		t.Errorf("lock --check of a fresh lock: exit %d\n%s", code, out)
+	}
+	svc.setDescription("Open a ticket in the queue, and page whoever is on call.")
+	out, code = run("lock", "--check", "--format", "json")
+	var check struct {
+		OK    bool
+		Drift []struct {
+			Kind, Server, Tool, Change string
+			Fields                     []string
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &check); code != 1 || err != nil {
+		t.Fatalf("lock --check after a change: exit %d, %v\n%s", code, err, out)
+	}
+	if len(check.Drift) != 1 || check.Drift[0].Kind != "ticket" || check.Drift[0].Server != "ops" || check.Drift[0].Tool != "open_ticket" ||
+		check.Drift[0].Change != "changed" || !slices.Equal(check.Drift[0].Fields, []string{"description"}) {
+		t.Errorf("lock --check: drift %+v", check.Drift)
+	}
+	if out, code := run("tools", "desk"); code != 1 || !strings.Contains(out, "TOOL_DEFINITION_CHANGED") {
+		t.Errorf("tools against a lock the queue no longer matches: exit %d, want 1 and TOOL_DEFINITION_CHANGED\n%s", code, out)
+	}
 }
 
 // buildPlugin starts building the example auth plugin, while the worker
@@ -291,6 +336,12 @@ func (s *ticketService) handler() http.Handler {
 		_ = json.NewEncoder(w).Encode(map[string]int{"number": n})
 	})
 	return mux
+}
+
+func (s *ticketService) setDescription(d string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.description = d
 }
 
 // opened is how many tickets the service opened.

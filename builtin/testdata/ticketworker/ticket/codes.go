@@ -8,7 +8,8 @@ import (
 // The ticket kind's own codes. Its other problems are reported under the
 // core's codes: a malformed setting is CONFIG_VALUE_INVALID, an auth block
 // MCP_AUTH_STRATEGY_UNKNOWN or MCP_AUTH_STRATEGY_INVALID, as for any kind
-// that takes one.
+// that takes one, and a tool that changed since heddle.lock was written
+// TOOL_DEFINITION_CHANGED.
 const (
 	// QueueUnknown: a grant names an undeclared queue.
 	QueueUnknown diag.Code = "TICKET_QUEUE_UNKNOWN"

@@ -3,6 +3,10 @@
 // queue's tools (open_ticket), POST {url}/tickets opens a ticket and answers
 // its number. Requests carry the credentials of the queue's auth strategy,
 // built once per queue from the plan, the plan's auth plugins included.
+//
+// The kind pins its tools in heddle.lock (driver.Pinner), and, opened with
+// a lock, refuses to start a queue whose pinned tools changed
+// (TOOL_DEFINITION_CHANGED).
 package ticketlive
 
 import (
@@ -14,6 +18,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 
 	"example.com/ticketworker/ticket"
@@ -28,7 +33,8 @@ import (
 type Kind struct{}
 
 // Open opens every granted queue: builds its auth strategy and lists its
-// tools. A queue that cannot be listed fails start-up.
+// tools. A queue that cannot be listed, or whose tools differ from the
+// lock's pins, fails start-up.
 func (Kind) Open(ctx context.Context, env driver.Env) (driver.Instance, []*driver.Failure, error) {
 	queues, _ := env.Plan.Part("ticket").(ticket.Queues)
 	inst := &instance{queues: map[string]*queue{}}
@@ -55,6 +61,11 @@ func (Kind) Open(ctx context.Context, env driver.Env) (driver.Instance, []*drive
 		inst.queues[name] = q
 		if err := q.list(ctx); err != nil {
 			failures = append(failures, &driver.Failure{Name: name, Err: err, Fatal: true})
+			continue
+		}
+		if changed, _ := env.Pins.Diff(name, q.tools); len(changed) > 0 {
+			err := diag.New(diag.ToolDefinitionChanged, "queue %s: tools changed since heddle.lock was written: %s", name, strings.Join(changed, ", "))
+			failures = append(failures, &driver.Failure{Name: name, Err: err, Fatal: true})
 		}
 	}
 	return inst, failures, nil
@@ -79,6 +90,29 @@ func (i *instance) Status() []driver.Dependency {
 			Required: true, Tools: len(q.tools), Agents: q.spec.GrantedTo})
 	}
 	return out
+}
+
+// Pins returns each opened queue's tools, as the queue listed them.
+func (i *instance) Pins() map[string][]*mcp.Tool {
+	out := map[string][]*mcp.Tool{}
+	for name, q := range i.queues {
+		out[name] = q.tools
+	}
+	return out
+}
+
+// Offered: every tool of a granted queue is offered to its agents.
+func (i *instance) Offered(dep, tool string) bool {
+	q := i.queues[dep]
+	if q == nil {
+		return false
+	}
+	for _, t := range q.tools {
+		if t.Name == tool {
+			return true
+		}
+	}
+	return false
 }
 
 func (i *instance) Close() error {
@@ -178,5 +212,6 @@ func (q *queue) Call(ctx context.Context, _ *mcp.Tool, args map[string]any, _ dr
 var (
 	_ driver.Kind     = Kind{}
 	_ driver.Instance = (*instance)(nil)
+	_ driver.Pinner   = (*instance)(nil)
 	_ driver.Source   = (*queue)(nil)
 )
