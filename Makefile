@@ -79,7 +79,7 @@ fuzz:
 # BENCHTIME sets each one's duration.
 BENCH     ?= .
 BENCHTIME ?= 2s
-BENCHPKGS := ./runtime/ ./serve/ ./internal/mcpstdio/ ./internal/argcheck/ ./internal/resultcap/ ./internal/calldeadline/ ./compile/ ./grants/usecasekind/usecaselive/ ./grants/sqlkind/sqllive/ ./auth/plugin/
+BENCHPKGS := ./runtime/ ./serve/ ./grants/mcpkind/internal/mcpstdio/ ./internal/argcheck/ ./internal/resultcap/ ./internal/calldeadline/ ./compile/ ./grants/usecasekind/usecaselive/ ./grants/sqlkind/sqllive/ ./auth/plugin/
 
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -benchmem -count=1 $(BENCHPKGS)

@@ -20,11 +20,11 @@ import (
 	"github.com/heddlehq/heddle/auth/authlive"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants/mcpkind"
-	"github.com/heddlehq/heddle/internal/bodylimit"
+	"github.com/heddlehq/heddle/grants/mcpkind/internal/bodylimit"
+	"github.com/heddlehq/heddle/grants/mcpkind/internal/mcpstdio"
+	"github.com/heddlehq/heddle/grants/mcpkind/internal/sseconn"
 	"github.com/heddlehq/heddle/internal/childproc"
-	"github.com/heddlehq/heddle/internal/mcpstdio"
 	"github.com/heddlehq/heddle/internal/resultcap"
-	"github.com/heddlehq/heddle/internal/sseconn"
 	"github.com/heddlehq/heddle/runtime/driver"
 )
 
@@ -721,12 +721,12 @@ type failClass int
 
 const (
 	failCtx         failClass = iota // the caller's context ended
-	failNotSent                    // the request cannot have reached the server
-	failUnreachable                // the server cannot be reached: refused, DNS, TLS, a dial timeout
-	failBroken                     // the connection broke (EOF, reset); the request may have run
-	failGone                       // answered 502 or 503: the server cannot be reached behind its address; it may have run
-	failTransient                  // an HTTP error status the server itself answered; the session survives
-	failProtocol                   // the server answered with a JSON-RPC error
+	failNotSent                      // the request cannot have reached the server
+	failUnreachable                  // the server cannot be reached: refused, DNS, TLS, a dial timeout
+	failBroken                       // the connection broke (EOF, reset); the request may have run
+	failGone                         // answered 502 or 503: the server cannot be reached behind its address; it may have run
+	failTransient                    // an HTTP error status the server itself answered; the session survives
+	failProtocol                     // the server answered with a JSON-RPC error
 )
 
 // classify sorts an error of a session call, in the order the SDK's

@@ -14,7 +14,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/heddlehq/heddle/diag"
-	"github.com/heddlehq/heddle/internal/msglimit"
+	"github.com/heddlehq/heddle/grants/mcpkind/internal/msglimit"
 	"github.com/heddlehq/heddle/internal/resultcap"
 	"github.com/heddlehq/heddle/runtime/driver"
 )
@@ -32,13 +32,13 @@ type source struct {
 	srv  *server
 	inst *instance // the instance of the runtime whose toolset it serves: its lock
 
-	mu    sync.Mutex
+	mu      sync.Mutex
 	filters []grantFilter
-	gen   uint64
-	set   bool
-	tools []*mcp.Tool // filtered, pinned, with the operator's overrides
-	orig  []*mcp.Tool // the same tools as the server describes them
-	by    map[string]driver.ClassifiedBy
+	gen     uint64
+	set     bool
+	tools   []*mcp.Tool // filtered, pinned, with the operator's overrides
+	orig    []*mcp.Tool // the same tools as the server describes them
+	by      map[string]driver.ClassifiedBy
 }
 
 // Name is the server's name.

@@ -20,7 +20,7 @@ import (
 
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants/mcpkind"
-	"github.com/heddlehq/heddle/internal/msglimit"
+	"github.com/heddlehq/heddle/grants/mcpkind/internal/msglimit"
 	"github.com/heddlehq/heddle/runtime/driver"
 )
 

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/heddlehq/heddle/internal/msglimit"
+	"github.com/heddlehq/heddle/grants/mcpkind/internal/msglimit"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	segjson "github.com/segmentio/encoding/json"
 )

@@ -42,7 +42,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/heddlehq/heddle/internal/msglimit"
+	"github.com/heddlehq/heddle/grants/mcpkind/internal/msglimit"
 )
 
 // Transport returns a RoundTripper that sends requests with next and bounds

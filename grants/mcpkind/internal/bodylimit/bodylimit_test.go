@@ -16,7 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/heddlehq/heddle/internal/msglimit"
+	"github.com/heddlehq/heddle/grants/mcpkind/internal/msglimit"
 	"github.com/heddlehq/heddle/internal/testmcp"
 )
 

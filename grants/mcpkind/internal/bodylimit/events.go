@@ -7,7 +7,7 @@ import (
 	"errors"
 	"io"
 
-	"github.com/heddlehq/heddle/internal/msglimit"
+	"github.com/heddlehq/heddle/grants/mcpkind/internal/msglimit"
 )
 
 // events is an event stream's body that hands on each event once it is

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/heddlehq/heddle/internal/msglimit"
+	"github.com/heddlehq/heddle/grants/mcpkind/internal/msglimit"
 )
 
 // FuzzEvents reads a fuzzed event stream, as a server sends it, with a
