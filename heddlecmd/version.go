@@ -9,13 +9,29 @@ import (
 // Version is set at build time with -ldflags "-X …/heddlecmd.Version=v1.2.3".
 var Version = "devel"
 
+// Revision, RevisionTime and RevisionModified stamp the VCS state into a
+// binary built without it (-buildvcs=false, as make release builds):
+//
+//	-ldflags "-X …/heddlecmd.Revision=<commit> -X …/heddlecmd.RevisionTime=<RFC 3339>
+//	          -X …/heddlecmd.RevisionModified=false"
+//
+// heddle version prints them only when the go command recorded no VCS state:
+// what it records, when it does, wins. RevisionModified is "true" or
+// "false"; anything else leaves it unknown.
+var (
+	Revision         string
+	RevisionTime     string
+	RevisionModified string
+)
+
 // modulePath is heddle's module: the main module of the stock binary, a
 // dependency of an application's worker built in its own module.
 const modulePath = "github.com/heddlehq/heddle"
 
 // versionInfo is what heddle version prints. Revision, Time and Modified
-// are known only when the go command stamped the binary with its VCS state:
-// go build or go install in a clone, with the default -buildvcs=auto.
+// are known only when the go command stamped the binary with its VCS state
+// (go build or go install in a clone, with the default -buildvcs=auto), or
+// when the build stamped them with -ldflags (Revision above).
 type versionInfo struct {
 	Version  string `json:"version"`
 	Go       string `json:"go"`
@@ -42,7 +58,9 @@ func readVersion() versionInfo {
 	v := versionInfo{Version: Version, Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		v.Unknown = "this binary records no build information"
+		if !v.stamped() {
+			v.Unknown = "this binary records no build information"
+		}
 		return v
 	}
 	v.Module, v.ModuleVersion = bi.Main.Path, bi.Main.Version
@@ -76,10 +94,24 @@ func readVersion() versionInfo {
 			v.Modified = &m
 		}
 	}
-	if v.Revision == "" {
+	if v.Revision == "" && !v.stamped() {
 		v.Unknown = noVCS
 	}
 	return v
+}
+
+// stamped fills in the revision a release build stamped with -ldflags, and
+// says whether there was one.
+func (v *versionInfo) stamped() bool {
+	if Revision == "" {
+		return false
+	}
+	v.VCS, v.Revision, v.Time = "git", Revision, RevisionTime
+	if RevisionModified == "true" || RevisionModified == "false" {
+		m := RevisionModified == "true"
+		v.Modified = &m
+	}
+	return true
 }
 
 func (e *env) version(args []string) int {
