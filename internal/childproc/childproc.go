@@ -111,7 +111,8 @@ func Command(name string, args, env []string, dir string, stderr io.Writer) *exe
 	}
 	cmd.Dir = dir
 	cmd.Stderr = stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	dieWithWorker(cmd.SysProcAttr)
 	return cmd
 }
 
