@@ -31,7 +31,7 @@ import (
 // list it.
 type Tool struct {
 	Name         string `json:"name"`
-	Kind       string `json:"source"`
+	Kind         string `json:"source"`
 	Server       string `json:"server"`
 	OriginalName string `json:"original_name"`
 	Description  string `json:"description"`

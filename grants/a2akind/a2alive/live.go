@@ -175,8 +175,8 @@ func granted(p *plan.Plan) []string {
 type instance struct {
 	log     *slog.Logger
 	agents  map[string]*remote // written only during Open
-	owned   *http.Transport   // the base transport, when the runtime gave none
-	startup int               // ms: the budget of one background attempt
+	owned   *http.Transport    // the base transport, when the runtime gave none
+	startup int                // ms: the budget of one background attempt
 	tp      trace.TracerProvider
 	tracer  trace.Tracer
 	events  driver.Events // told when an agent's tool changes
