@@ -18,7 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/heddlehq/heddle/diag"
-	"github.com/heddlehq/heddle/internal/childproc"
+	"github.com/heddlehq/heddle/grants/mcpkind/internal/childproc"
 	"github.com/heddlehq/heddle/internal/netwhy"
 )
 

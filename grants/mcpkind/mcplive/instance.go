@@ -58,7 +58,7 @@ import (
 	"github.com/heddlehq/heddle/auth/authlive"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants/mcpkind"
-	"github.com/heddlehq/heddle/internal/childproc"
+	"github.com/heddlehq/heddle/grants/mcpkind/internal/childproc"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime/driver"
 )

@@ -21,9 +21,9 @@ import (
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants/mcpkind"
 	"github.com/heddlehq/heddle/grants/mcpkind/internal/bodylimit"
+	"github.com/heddlehq/heddle/grants/mcpkind/internal/childproc"
 	"github.com/heddlehq/heddle/grants/mcpkind/internal/mcpstdio"
 	"github.com/heddlehq/heddle/grants/mcpkind/internal/sseconn"
-	"github.com/heddlehq/heddle/internal/childproc"
 	"github.com/heddlehq/heddle/internal/resultcap"
 	"github.com/heddlehq/heddle/runtime/driver"
 )

@@ -48,8 +48,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/heddlehq/heddle/grants/mcpkind/internal/childproc"
 	"github.com/heddlehq/heddle/grants/mcpkind/internal/msglimit"
-	"github.com/heddlehq/heddle/internal/childproc"
 )
 
 // Options configures a transport. A nil *Options is the zero value.
