@@ -119,7 +119,7 @@ policies:
 	} {
 		t.Run(strings.Join(args, "_"), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			e := &env{stdout: &stdout, stderr: &stderr, g: defaultGlobals(), environ: []string{
+			e := &invocation{stdout: &stdout, stderr: &stderr, g: defaultGlobals(), environ: []string{
 				"HEDDLE_AI__MCP_SERVERS__S1__HEADERS_REF=" + envCanary,
 			}}
 			full := append([]string{"--config", filepath.Join(dir, "config/api.yaml"), "--agents", filepath.Join(dir, "agents")}, args...)

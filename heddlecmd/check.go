@@ -76,7 +76,7 @@ func CheckOutput(ds diag.Diagnostics) (text, js string) {
 	return t.String(), j.String()
 }
 
-func (e *env) check(args []string) int {
+func (e *invocation) check(args []string) int {
 	if _, err := e.parseCommand("check", args, 0, 0, nil); err != nil {
 		return e.usageError(err)
 	}
@@ -108,7 +108,7 @@ func (e *env) check(args []string) int {
 	return ExitOK
 }
 
-func (e *env) plan(args []string) int {
+func (e *invocation) plan(args []string) int {
 	if _, err := e.parseCommand("plan", args, 0, 0, nil); err != nil {
 		return e.usageError(err)
 	}

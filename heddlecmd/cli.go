@@ -61,8 +61,8 @@ func (g *globals) noteSet(fs *flag.FlagSet) {
 	})
 }
 
-// env is one invocation's surroundings.
-type env struct {
+// invocation is one invocation's surroundings.
+type invocation struct {
 	stdout, stderr io.Writer
 	stdin          io.Reader // heddle mcp's protocol; nil is an empty input
 	g              globals
@@ -79,7 +79,7 @@ type env struct {
 	probe          bool         // only record the command's flag set (commandFlags)
 }
 
-func mainEnv(e *env, args []string) int {
+func mainEnv(e *invocation, args []string) int {
 	defer func() { e.tracing.stop() }() // e.tracing is set, if at all, by the command
 	fs := e.flagSet("heddle")
 	rest, err := parse(fs, args, 1)
@@ -99,7 +99,7 @@ func mainEnv(e *env, args []string) int {
 }
 
 // dispatch runs the command called name with its arguments.
-func (e *env) dispatch(name string, args []string) int {
+func (e *invocation) dispatch(name string, args []string) int {
 	e.cmd = name
 	switch name {
 	case "check":
@@ -133,7 +133,7 @@ func (e *env) dispatch(name string, args []string) int {
 	return e.usageError(unknownCommand(name))
 }
 
-func (e *env) flagSet(name string) *flag.FlagSet {
+func (e *invocation) flagSet(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	e.g.register(fs)
@@ -163,7 +163,7 @@ func parse(fs *flag.FlagSet, args []string, stopAfter int) ([]string, error) {
 
 // usageError prints a usage error and returns ExitUsage; for
 // errHelpShown, whose help is already printed, it returns ExitOK.
-func (e *env) usageError(err error) int {
+func (e *invocation) usageError(err error) int {
 	if errors.Is(err, errHelpShown) {
 		return ExitOK
 	}
@@ -177,7 +177,7 @@ func (e *env) usageError(err error) int {
 
 // flagError adds to an error of fs.Parse, for a flag fs does not define,
 // the closest of its flags and the list of them.
-func (e *env) flagError(err error, fs *flag.FlagSet) error {
+func (e *invocation) flagError(err error, fs *flag.FlagSet) error {
 	const undefined = "flag provided but not defined: "
 	msg := err.Error()
 	if !strings.HasPrefix(msg, undefined) {
@@ -205,7 +205,7 @@ func (e *env) flagError(err error, fs *flag.FlagSet) error {
 // parseCommand parses one command's arguments, with the global flags, and
 // checks the value of --format and the number of positional arguments. For
 // -h or --help it prints the command's help and returns errHelpShown.
-func (e *env) parseCommand(name string, args []string, min, max int, extra func(*flag.FlagSet)) ([]string, error) {
+func (e *invocation) parseCommand(name string, args []string, min, max int, extra func(*flag.FlagSet)) ([]string, error) {
 	fs := e.flagSet(name)
 	if extra != nil {
 		extra(fs)
@@ -236,7 +236,7 @@ func (e *env) parseCommand(name string, args []string, min, max int, extra func(
 
 // argsError is the usage error for a wrong number of positional arguments:
 // it says which are wanted and, for a missing agent, lists the agents.
-func (e *env) argsError(name string, pos []string) error {
+func (e *invocation) argsError(name string, pos []string) error {
 	c, _ := lookupCommand(name)
 	if len(pos) < len(c.args) && !c.args[len(pos)].optional {
 		missing := c.args[len(pos)]
@@ -263,7 +263,7 @@ func (e *env) argsError(name string, pos []string) error {
 // options says where configuration is read from: the files named, or the
 // example (Options.Example), when there is one, no --config was given and the
 // default is absent.
-func (e *env) options() config.Options {
+func (e *invocation) options() config.Options {
 	opts := config.Options{ConfigFile: e.g.config, Env: e.g.env, AgentsDir: e.g.agents, Environ: e.environ}
 	if !e.g.configSet && e.example != nil {
 		if _, err := os.Stat(e.g.config); errors.Is(err, fs.ErrNotExist) {
@@ -286,13 +286,13 @@ func (e *env) options() config.Options {
 // errors do not stop the command: they are warnings naming that agent, and
 // the plan holds the named agents alone. check, plan and serve name none:
 // the whole configuration compiles, or nothing does.
-func (e *env) compile(agents ...string) (*plan.Plan, diag.Diagnostics) {
+func (e *invocation) compile(agents ...string) (*plan.Plan, diag.Diagnostics) {
 	p, ds, _ := e.compileConfig(agents...)
 	return p, ds
 }
 
 // compileConfig is compile that also returns the configuration it loaded.
-func (e *env) compileConfig(agents ...string) (*plan.Plan, diag.Diagnostics, *config.Config) {
+func (e *invocation) compileConfig(agents ...string) (*plan.Plan, diag.Diagnostics, *config.Config) {
 	opts := e.options()
 	cfg, lds := config.Load(opts)
 	in := compile.Input{Config: cfg, Kinds: e.kinds, Usecases: usecaseKeys()}
@@ -355,7 +355,7 @@ func otherAgent(d diag.Diagnostic, agents []string, dir string) string {
 // agentNames returns the names of the agents in the agents directory (of
 // the example, when the command reads it): its subdirectories holding an
 // agent.yaml, sorted. It is nil when the directory cannot be read.
-func (e *env) agentNames() []string {
+func (e *invocation) agentNames() []string {
 	opts := e.options()
 	readDir, stat := os.ReadDir, os.Stat
 	if opts.FS != nil {

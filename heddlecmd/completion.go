@@ -28,7 +28,7 @@ const completeCommand = "__complete"
 const completeTimeout = 3 * time.Second
 
 // completion is heddle completion SHELL.
-func (e *env) completion(args []string) int {
+func (e *invocation) completion(args []string) int {
 	pos, err := e.parseCommand("completion", args, 1, 1, nil)
 	if err != nil {
 		return e.usageError(err)
@@ -70,7 +70,7 @@ func programName() string {
 }
 
 // complete is heddle __complete.
-func (e *env) complete(args []string) int {
+func (e *invocation) complete(args []string) int {
 	if len(args) > 0 && args[0] == "--" {
 		args = args[1:]
 	}
@@ -87,7 +87,7 @@ func (e *env) complete(args []string) int {
 
 // candidates returns what may follow words as cur, the word being
 // completed, filtered by cur as a prefix.
-func (e *env) candidates(words []string, cur string) []string {
+func (e *invocation) candidates(words []string, cur string) []string {
 	cmd := ""
 	var pos []string
 	fs := e.flagSet("heddle")
@@ -171,7 +171,7 @@ func (e *env) candidates(words []string, cur string) []string {
 // noteValue records the value of a global flag that says where the
 // configuration is, so that agents and tools are found where the command
 // would find them.
-func (e *env) noteValue(name, val string) {
+func (e *invocation) noteValue(name, val string) {
 	switch name {
 	case "config":
 		e.g.config, e.g.configSet = val, true
@@ -184,7 +184,7 @@ func (e *env) noteValue(name, val string) {
 
 // valueCandidates returns the values of a flag of cmd that start with cur,
 // or a directive to complete a path.
-func (e *env) valueCandidates(cmd, name, cur string) []string {
+func (e *invocation) valueCandidates(cmd, name, cur string) []string {
 	switch name {
 	case "config", "lock":
 		return []string{":files"}
@@ -198,7 +198,7 @@ func (e *env) valueCandidates(cmd, name, cur string) []string {
 
 // envNames returns the environments with an overlay next to the base
 // file: api.staging.yaml is staging.
-func (e *env) envNames() []string {
+func (e *invocation) envNames() []string {
 	base := e.g.config
 	ext := filepath.Ext(base)
 	matches, _ := filepath.Glob(strings.TrimSuffix(base, ext) + ".*" + ext)
@@ -215,7 +215,7 @@ func (e *env) envNames() []string {
 
 // toolNames opens the agent's servers, quietly and under completeTimeout,
 // and returns its tools' names; nil on any failure.
-func (e *env) toolNames(agent string) []string {
+func (e *invocation) toolNames(agent string) []string {
 	ctx, cancel := context.WithTimeout(context.Background(), completeTimeout)
 	defer cancel()
 	rf := runFlags{} // no lock: completion offers what the servers offer now

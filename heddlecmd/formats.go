@@ -50,7 +50,7 @@ func formatError(cmd, got string, valid []string) error {
 
 // printProviderTools writes the tools as the model API of format takes
 // them: the JSON array of its tools parameter.
-func (e *env) printProviderTools(tools []runtime.Tool, strict bool) error {
+func (e *invocation) printProviderTools(tools []runtime.Tool, strict bool) error {
 	raw, err := modelfmt.Render(modelfmt.Format(e.g.format), tools, modelfmt.Options{Strict: strict})
 	if err != nil {
 		return err

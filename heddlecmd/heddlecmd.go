@@ -83,6 +83,6 @@ func Run(args []string, stdout, stderr io.Writer, opts Options) int {
 	if kinds == nil {
 		kinds = builtin.Default()
 	}
-	return mainEnv(&env{stdout: stdout, stderr: stderr, stdin: os.Stdin, environ: os.Environ(), g: defaultGlobals(),
+	return mainEnv(&invocation{stdout: stdout, stderr: stderr, stdin: os.Stdin, environ: os.Environ(), g: defaultGlobals(),
 		example: opts.Example, kinds: kinds.Grants(), set: kinds}, args)
 }

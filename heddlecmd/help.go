@@ -175,8 +175,8 @@ func flagUsage(f *flag.Flag) string {
 // commandFlags returns the flag set of the command called name, as the
 // command itself defines it: the command is run with -h on an env that
 // only records its flag set.
-func (e *env) commandFlags(name string) *flag.FlagSet {
-	probe := &env{stdout: io.Discard, stderr: io.Discard, g: defaultGlobals(), probe: true}
+func (e *invocation) commandFlags(name string) *flag.FlagSet {
+	probe := &invocation{stdout: io.Discard, stderr: io.Discard, g: defaultGlobals(), probe: true}
 	probe.dispatch(name, []string{"-h"})
 	if probe.flags == nil {
 		fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -196,7 +196,7 @@ func flagNames(fs *flag.FlagSet) []string {
 // printCommandHelp writes the help of one command: what it does, its
 // arguments, its flags and the global ones with their defaults, its exit
 // statuses and an example.
-func (e *env) printCommandHelp(w io.Writer, c command) {
+func (e *invocation) printCommandHelp(w io.Writer, c command) {
 	fmt.Fprintf(w, "heddle %s: %s.\n\nUsage:\n  heddle %s [flags]\n", c.name, c.summary, c.usageLine())
 	if len(c.args) > 0 {
 		fmt.Fprintln(w, "\nArguments:")
@@ -262,7 +262,7 @@ func flagValues(cmd, flagName string) []string {
 
 // printUsage writes the general usage: every command, and every flag with
 // the commands that take it.
-func (e *env) printUsage(w io.Writer) {
+func (e *invocation) printUsage(w io.Writer) {
 	fmt.Fprint(w, "heddle gives AI agents their capabilities declaratively.\n\n")
 	fmt.Fprint(w, "Usage:\n  heddle [global flags] <command> [arguments] [flags]\n  heddle help <command>\n\nCommands:\n")
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -329,7 +329,7 @@ func andList(names []string) string {
 }
 
 // help is heddle help [COMMAND].
-func (e *env) help(args []string) int {
+func (e *invocation) help(args []string) int {
 	pos, err := e.parseCommand("help", args, 0, 1, nil)
 	if err != nil {
 		return e.usageError(err)

@@ -17,7 +17,7 @@ import (
 // prints ai.mcp_servers entries on stdout, as YAML (or, with --format json,
 // with the secrets and notes beside them). The secrets to store and the
 // notes go to stderr; no credential's value is printed anywhere.
-func (e *env) importCmd(args []string) int {
+func (e *invocation) importCmd(args []string) int {
 	pos, err := e.parseCommand("import", args, 1, 1, nil)
 	if err != nil {
 		return e.usageError(err)

@@ -38,7 +38,7 @@ func TestCheckLargeDeployment(t *testing.T) {
 		write(fmt.Sprintf("agents/agent%03d/agent.yaml", a), b.String())
 	}
 	var stdout, stderr bytes.Buffer
-	e := &env{stdout: &stdout, stderr: &stderr, g: defaultGlobals()}
+	e := &invocation{stdout: &stdout, stderr: &stderr, g: defaultGlobals()}
 	code := mainEnv(e, []string{"--config", filepath.Join(dir, "config/api.yaml"), "--agents", filepath.Join(dir, "agents"), "check"})
 	if code != ExitOK {
 		t.Fatalf("exit %d\n%s", code, stderr.String())

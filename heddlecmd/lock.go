@@ -14,7 +14,7 @@ import (
 // lock writes the lock file from what the servers offer now, or, with
 // --check, compares the file with it and writes nothing: exit 1 and one
 // line per drift when they differ.
-func (e *env) lock(args []string) int {
+func (e *invocation) lock(args []string) int {
 	var rf runFlags
 	var check bool
 	if _, err := e.parseCommand("lock", args, 0, 0, func(fs *flag.FlagSet) {
@@ -68,7 +68,7 @@ func (e *env) lock(args []string) int {
 // lockCheck reports the drift of heddle lock --check: in text one line per
 // difference on stdout and a coded summary on stderr, in JSON
 // {"ok", "drift": [{"server", "tool", "change", "fields", "to"}]}.
-func (e *env) lockCheck(path string, drift []driver.Drift) int {
+func (e *invocation) lockCheck(path string, drift []driver.Drift) int {
 	if e.g.format == "json" {
 		if drift == nil {
 			drift = []driver.Drift{}

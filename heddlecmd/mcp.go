@@ -17,7 +17,7 @@ import (
 // a start-up failure also answers the host's requests, since hosts
 // hide a server's standard error (answerFailure).
 // Every call is made for the deployment's mcp.identity.
-func (e *env) mcpServe(args []string) int {
+func (e *invocation) mcpServe(args []string) int {
 	var rf runFlags
 	pos, err := e.parseCommand("mcp", args, 1, 1, rf.register)
 	if err != nil {
@@ -53,7 +53,7 @@ func (e *env) mcpServe(args []string) int {
 
 // stdinReader is the command's standard input: the process's unless a
 // test gave another.
-func (e *env) stdinReader() io.Reader {
+func (e *invocation) stdinReader() io.Reader {
 	if e.stdin != nil {
 		return e.stdin
 	}

@@ -35,7 +35,7 @@ func TestMCPCommand(t *testing.T) {
 	exit := make(chan int, 1)
 	go func() {
 		kinds := builtin.Default()
-		e := &env{stdout: outW, stderr: &stderr, stdin: inR, g: defaultGlobals(), kinds: kinds.Grants(), set: kinds}
+		e := &invocation{stdout: outW, stderr: &stderr, stdin: inR, g: defaultGlobals(), kinds: kinds.Grants(), set: kinds}
 		exit <- mainEnv(e, []string{"mcp", "triage", "--log-level", "info"})
 		outW.Close()
 	}()

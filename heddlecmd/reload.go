@@ -20,7 +20,7 @@ const WatchDebounce = reload.WatchDebounce
 // configuration is loaded and compiled as at start-up, and opened with the
 // options of rf, the lock read again. Its lines go to log; m counts
 // reloads.
-func newReloader(e *env, rf *runFlags, log *slog.Logger, gens *runtime.Generations, m *metrics.Metrics) *reload.Reloader {
+func newReloader(e *invocation, rf *runFlags, log *slog.Logger, gens *runtime.Generations, m *metrics.Metrics) *reload.Reloader {
 	opts := &reload.Options{
 		Runtime: func(ctx context.Context) (runtime.Options, error) { return e.runtimeOptions(ctx, rf, log, false) },
 		Logger:  log,
@@ -35,7 +35,7 @@ func newReloader(e *env, rf *runFlags, log *slog.Logger, gens *runtime.Generatio
 // watch when a file of the configuration — the deployment's directory, the
 // agents', the lock file — changes. stop ends them and waits for a reload
 // in flight.
-func (e *env) reloads(ctx context.Context, rf *runFlags, log *slog.Logger, gens *runtime.Generations, m *metrics.Metrics, hup <-chan os.Signal, watch bool) (stop func()) {
+func (e *invocation) reloads(ctx context.Context, rf *runFlags, log *slog.Logger, gens *runtime.Generations, m *metrics.Metrics, hup <-chan os.Signal, watch bool) (stop func()) {
 	r := newReloader(e, rf, log, gens, m)
 	var w *reload.Watch
 	if watch {

@@ -145,7 +145,7 @@ func TestReloadUnderLoad(t *testing.T) {
 	var logs lockedBuffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	kinds := builtin.Default()
-	e := &env{stdout: &logs, stderr: &logs, environ: os.Environ(), g: defaultGlobals(), kinds: kinds.Grants(), set: kinds}
+	e := &invocation{stdout: &logs, stderr: &logs, environ: os.Environ(), g: defaultGlobals(), kinds: kinds.Grants(), set: kinds}
 	e.g.config, e.g.agents, e.g.configSet, e.g.agentsSet = filepath.Join(dir, "config/api.yaml"), filepath.Join(dir, "agents"), true, true
 	rf := &runFlags{}
 	m := metrics.New()

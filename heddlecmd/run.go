@@ -51,7 +51,7 @@ func (r *runFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&r.lock, "lock", DefaultLockFile, "lock file pinning tool definitions (the default is used when it exists; a file named here must exist)")
 }
 
-func (r *runFlags) logger(e *env) (*slog.Logger, error) {
+func (r *runFlags) logger(e *invocation) (*slog.Logger, error) {
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(r.logLevel)); err != nil {
 		return nil, unknownValue("log-level", r.logLevel, logLevels)
@@ -88,7 +88,7 @@ func only(p *plan.Plan, agents ...string) (*plan.Plan, error) {
 
 // open compiles and opens the runtime for the given agents (all when none).
 // On failure it has said why, and returns nil and the exit status.
-func (e *env) open(ctx context.Context, rf *runFlags, log *slog.Logger, approve bool, agents ...string) (*runtime.Runtime, int) {
+func (e *invocation) open(ctx context.Context, rf *runFlags, log *slog.Logger, approve bool, agents ...string) (*runtime.Runtime, int) {
 	rt, err := e.tryOpen(ctx, rf, log, approve, agents...)
 	if err != nil {
 		e.printFailure(err)
@@ -99,7 +99,7 @@ func (e *env) open(ctx context.Context, rf *runFlags, log *slog.Logger, approve 
 
 // tryOpen is open that hands back the failure rather than printing it
 // (heddle mcp answers the host with it too). Warnings go to stderr.
-func (e *env) tryOpen(ctx context.Context, rf *runFlags, log *slog.Logger, approve bool, agents ...string) (*runtime.Runtime, error) {
+func (e *invocation) tryOpen(ctx context.Context, rf *runFlags, log *slog.Logger, approve bool, agents ...string) (*runtime.Runtime, error) {
 	p, ds := e.compile(agents...)
 	if p == nil {
 		return nil, ds.Err()
@@ -123,7 +123,7 @@ func (e *env) tryOpen(ctx context.Context, rf *runFlags, log *slog.Logger, appro
 // openAgent opens the runtime of agent alone (open) and returns it with
 // the agent's toolset. On failure it has said why, and returns nil and the
 // exit status. The caller closes the runtime.
-func (e *env) openAgent(ctx context.Context, rf *runFlags, log *slog.Logger, approve bool, agent string) (*runtime.Runtime, *runtime.Toolset, int) {
+func (e *invocation) openAgent(ctx context.Context, rf *runFlags, log *slog.Logger, approve bool, agent string) (*runtime.Runtime, *runtime.Toolset, int) {
 	rt, ts, err := e.tryOpenAgent(ctx, rf, log, approve, agent)
 	if err != nil {
 		e.printFailure(err)
@@ -133,7 +133,7 @@ func (e *env) openAgent(ctx context.Context, rf *runFlags, log *slog.Logger, app
 }
 
 // tryOpenAgent is openAgent that hands back the failure.
-func (e *env) tryOpenAgent(ctx context.Context, rf *runFlags, log *slog.Logger, approve bool, agent string) (*runtime.Runtime, *runtime.Toolset, error) {
+func (e *invocation) tryOpenAgent(ctx context.Context, rf *runFlags, log *slog.Logger, approve bool, agent string) (*runtime.Runtime, *runtime.Toolset, error) {
 	rt, err := e.tryOpen(ctx, rf, log, approve, agent)
 	if err != nil {
 		return nil, nil, err
@@ -148,7 +148,7 @@ func (e *env) tryOpenAgent(ctx context.Context, rf *runFlags, log *slog.Logger, 
 
 // runtimeOptions are the options the commands open the runtime with,
 // reading the lock file (a reload reads it again).
-func (e *env) runtimeOptions(ctx context.Context, rf *runFlags, log *slog.Logger, approve bool) (runtime.Options, error) {
+func (e *invocation) runtimeOptions(ctx context.Context, rf *runFlags, log *slog.Logger, approve bool) (runtime.Options, error) {
 	kinds := e.set.WithMCP(func(k *mcplive.Kind) { k.Eager, k.OnOperation = rf.eager, e.onMCP })
 	opts := runtime.Options{Kinds: kinds.Runtime(), Logger: log, ClientName: "heddle", ClientVersion: Version, OnCall: e.onCall,
 		TracerProvider: e.startTracing(ctx, log), TraceContent: e.traceContent()}
@@ -188,7 +188,7 @@ func lockError(path string, err error, writing bool) error {
 
 // printFailure prints a coded failure: in JSON as {"error": {"code",
 // "message"}}, in text as one line per coded error.
-func (e *env) printFailure(err error) {
+func (e *invocation) printFailure(err error) {
 	if e.g.format == "json" {
 		writeJSON(e.stdout, map[string]any{"error": map[string]any{"code": diag.CodeOf(err), "message": err.Error()}})
 		return
@@ -207,7 +207,7 @@ func (e *env) printFailure(err error) {
 	}
 }
 
-func (e *env) tools(args []string) int {
+func (e *invocation) tools(args []string) int {
 	var tf toolsFlags
 	pos, err := e.parseCommand("tools", args, 1, 1, tf.register)
 	if err == nil {
@@ -247,14 +247,14 @@ func (e *env) tools(args []string) int {
 
 // printUnavailable says on standard error which of the agent's
 // dependencies are down, and why: their tools are not in the list.
-func (e *env) printUnavailable(ts *runtime.Toolset) {
+func (e *invocation) printUnavailable(ts *runtime.Toolset) {
 	down := ts.Unavailable()
 	for _, name := range slices.Sorted(maps.Keys(down)) {
 		fmt.Fprintf(e.stderr, "heddle: %s is unavailable (%s): its tools are not listed\n", name, down[name])
 	}
 }
 
-func (e *env) printTools(tools []runtime.Tool, strict bool) error {
+func (e *invocation) printTools(tools []runtime.Tool, strict bool) error {
 	switch e.g.format {
 	case "json":
 		writeJSON(e.stdout, wire.Tools(tools))
@@ -285,7 +285,7 @@ func (e *env) printTools(tools []runtime.Tool, strict bool) error {
 	return tw.Flush()
 }
 
-func (e *env) call(args []string) int {
+func (e *invocation) call(args []string) int {
 	var (
 		rf      runFlags
 		argJSON string
@@ -348,7 +348,7 @@ func (e *env) call(args []string) int {
 
 // printResult prints a call's result: JSON in MCP's own shape, or the text
 // parts (and a line per other part).
-func (e *env) printResult(res *mcp.CallToolResult) {
+func (e *invocation) printResult(res *mcp.CallToolResult) {
 	if e.g.format == "json" {
 		writeJSON(e.stdout, wire.Result(res))
 		return
@@ -379,7 +379,7 @@ func (e *env) printResult(res *mcp.CallToolResult) {
 	}
 }
 
-func (e *env) health(args []string) int {
+func (e *invocation) health(args []string) int {
 	var rf runFlags
 	pos, err := e.parseCommand("health", args, 0, 1, rf.register)
 	if err != nil {

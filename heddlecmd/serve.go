@@ -33,7 +33,7 @@ const DefaultGrace = 30 * time.Second
 // answered, ExitFail when the drain was cut (at --grace, or by a second
 // signal) with calls still running, which were answered SHUTTING_DOWN: the
 // exit status tells a supervisor that callers saw a failure.
-func (e *env) serve(args []string) int {
+func (e *invocation) serve(args []string) int {
 	var (
 		rf     runFlags
 		listen string

@@ -46,7 +46,7 @@ type tracing struct {
 }
 
 // getenv reads the invocation's environment.
-func (e *env) getenv(name string) string {
+func (e *invocation) getenv(name string) string {
 	for _, kv := range e.environ {
 		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
 			return v
@@ -57,7 +57,7 @@ func (e *env) getenv(name string) string {
 
 // tracingWanted reports whether the environment asks for traces, and
 // explains, for a WARN, a setting heddle cannot follow.
-func (e *env) tracingWanted() (bool, string) {
+func (e *invocation) tracingWanted() (bool, string) {
 	if strings.EqualFold(strings.TrimSpace(e.getenv(envSDKDisabled)), "true") {
 		return false, ""
 	}
@@ -98,7 +98,7 @@ func (e *env) tracingWanted() (bool, string) {
 // per invocation, installs it as the global provider (so that an
 // application's operations trace under heddle's spans) and returns it; it
 // returns nil when tracing is off, leaving the global provider as it is.
-func (e *env) startTracing(ctx context.Context, log *slog.Logger) trace.TracerProvider {
+func (e *invocation) startTracing(ctx context.Context, log *slog.Logger) trace.TracerProvider {
 	if e.tracing != nil {
 		return e.tracing.provider()
 	}
@@ -131,7 +131,7 @@ func (e *env) startTracing(ctx context.Context, log *slog.Logger) trace.TracerPr
 // results in spans: OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true,
 // the variable OpenTelemetry's GenAI instrumentations read. (A HEDDLE_
 // variable would be a configuration overlay.)
-func (e *env) traceContent() bool {
+func (e *invocation) traceContent() bool {
 	return strings.EqualFold(strings.TrimSpace(e.getenv(envTraceContent)), "true")
 }
 

@@ -34,7 +34,7 @@ func TestTracingWanted(t *testing.T) {
 		{[]string{"OTEL_TRACES_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_PROTOCOL=grpc"}, false, false},
 		{[]string{"OTEL_TRACES_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_PROTOCOL=grpc", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf"}, true, true},
 	} {
-		e := &env{environ: tc.env}
+		e := &invocation{environ: tc.env}
 		on, why := e.tracingWanted()
 		if on != tc.on || (why == "") != tc.ok {
 			t.Errorf("%q: on %v, warning %q; want on %v, a warning %v", tc.env, on, why, tc.on, !tc.ok)

@@ -114,7 +114,7 @@ func (v *versionInfo) stamped() bool {
 	return true
 }
 
-func (e *env) version(args []string) int {
+func (e *invocation) version(args []string) int {
 	if _, err := e.parseCommand("version", args, 0, 0, nil); err != nil {
 		return e.usageError(err)
 	}
