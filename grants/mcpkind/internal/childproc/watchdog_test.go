@@ -37,7 +37,11 @@ exec sleep 300`
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	select {}
+	// Waits to be killed. Not select {}: once no other goroutine runs, the
+	// Go runtime ends a program blocked that way as deadlocked, and the
+	// child dies with it before the test looks at it.
+	time.Sleep(time.Hour)
+	return 0
 }
 
 // TestWatchdogOutlivesSIGKILL: when a worker is killed with SIGKILL, its
