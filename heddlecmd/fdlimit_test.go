@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heddlehq/heddle/internal/syncbuf"
 	"github.com/heddlehq/heddle/serve"
 )
 
@@ -57,7 +58,7 @@ func TestServeProbesUnderFDExhaustion(t *testing.T) {
 	}
 	cmd := exec.Command(prlimit, "--nofile="+strconv.Itoa(fdLimit), heddle, "serve", "--listen", "127.0.0.1:0")
 	cmd.Dir = dir
-	var stderr lockedBuffer
+	var stderr syncbuf.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

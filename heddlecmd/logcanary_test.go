@@ -12,33 +12,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/heddlehq/heddle/internal/otlptest"
+	"github.com/heddlehq/heddle/internal/syncbuf"
 	"github.com/heddlehq/heddle/internal/testmcp"
 )
-
-// lockedBuffer is a bytes.Buffer that the command's goroutines may write
-// to concurrently.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // randomCanary is a unique random string that can only be in a log by
 // coming from the secret it is.
@@ -135,7 +116,7 @@ serve:
 			run := func(want int, args ...string) string {
 				t.Helper()
 				var stdout bytes.Buffer
-				stderr := &lockedBuffer{}
+				stderr := &syncbuf.Buffer{}
 				if code := Run(append(args, flags...), &stdout, stderr, Options{}); code != want {
 					t.Fatalf("heddle %s: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), code, want, &stdout, stderr)
 				}
@@ -233,7 +214,7 @@ func wantCallsTraced(t *testing.T, format, log string, c *otlptest.Collector) {
 func serveAndCall(t *testing.T, flags []string, token string) string {
 	t.Helper()
 	out, w := io.Pipe()
-	stderr := &lockedBuffer{}
+	stderr := &syncbuf.Buffer{}
 	exit := make(chan int, 1)
 	go func() {
 		exit <- Run(append([]string{"serve", "--listen", "127.0.0.1:0"}, flags...), w, stderr, Options{})

@@ -24,6 +24,7 @@ import (
 	"github.com/heddlehq/heddle/builtin"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/internal/proctest"
+	"github.com/heddlehq/heddle/internal/syncbuf"
 	"github.com/heddlehq/heddle/metrics"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/serve"
@@ -142,7 +143,7 @@ func TestReloadUnderLoad(t *testing.T) {
 	broken := map[int]bool{7: true, 14: true}
 	dir := t.TempDir()
 	writeRound(t, dir, reloadRound(0, false))
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	kinds := builtin.Default()
 	e := &invocation{stdout: &logs, stderr: &logs, environ: os.Environ(), g: defaultGlobals(), kinds: kinds.Grants(), set: kinds}

@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/heddlehq/heddle/internal/modtest"
+	"github.com/heddlehq/heddle/internal/syncbuf"
 )
 
 // exampleTools are the tools of the shipped example's catalog-assistant:
@@ -286,7 +287,7 @@ func runHost(t *testing.T, dir string, env []string, name string, args ...string
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
-	var stderr lockedBuffer
+	var stderr syncbuf.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if ctx.Err() != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/internal/modtest"
+	"github.com/heddlehq/heddle/internal/syncbuf"
 )
 
 // facadeReport is what integration/facade/host.mjs prints.
@@ -79,7 +80,7 @@ mcp:
 		defer cancel()
 		cmd := exec.CommandContext(ctx, node, append([]string{host}, args...)...)
 		cmd.Dir = dir
-		var stderr lockedBuffer
+		var stderr syncbuf.Buffer
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		if err != nil {
@@ -135,7 +136,7 @@ func startHeddleServe(t *testing.T, heddleBin, dir string) string {
 	cmd := exec.Command(heddleBin, "serve", "--listen", "127.0.0.1:0", "--grace", "2s")
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	var stderr lockedBuffer
+	var stderr syncbuf.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

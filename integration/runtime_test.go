@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/heddlehq/heddle/internal/plantest"
+	"github.com/heddlehq/heddle/internal/syncbuf"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -151,4 +152,4 @@ func text(res *mcp.CallToolResult) string { return plantest.Text(res) }
 
 // testLog collects the runtime's log; it is printed when a test fails.
 // Writes after the test ended are kept too (they would panic on t.Log).
-type testLog = lockedBuffer
+type testLog = syncbuf.Buffer

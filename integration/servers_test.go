@@ -2,16 +2,16 @@ package integration
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/heddlehq/heddle/internal/syncbuf"
 )
 
 // announcePrefix starts the line listen-localhost.cjs writes to stderr once
@@ -53,7 +53,7 @@ func startNodeHTTPEnv(t *testing.T, env []string, script string, args ...string)
 	// Its own group, so the cleanup kills everything it starts; SIGKILL if
 	// the test binary dies first.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	var out lockedBuffer
+	var out syncbuf.Buffer
 	// stdout and stderr are read as one stream: the preload announces the
 	// address on stderr, a server that binds loopback itself on stdout.
 	output, w, err := os.Pipe()
@@ -162,28 +162,4 @@ func nonLoopbackListeners(port int) []string {
 		}
 	}
 	return bad
-}
-
-// lockedBuffer is a bytes.Buffer safe for concurrent writers.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) WriteString(s string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf.WriteString(s)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

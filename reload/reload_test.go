@@ -1,7 +1,6 @@
 package reload
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,6 +20,7 @@ import (
 	"github.com/heddlehq/heddle/compile"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/internal/syncbuf"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/usecase"
@@ -89,24 +88,6 @@ func (tr *tree) open() *runtime.Generations {
 	return gens
 }
 
-// lockedBuffer is a log's writer that a test reads while it is written.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestReload: a reload that compiles swaps in the next generation and
 // forgets the last failure; one that does not keeps the live generation,
 // records its codes in the Generations, logs them and hands the error to
@@ -114,7 +95,7 @@ func (l *lockedBuffer) String() string {
 func TestReload(t *testing.T) {
 	tr := newTree(t, map[string]string{"config/api.yaml": "ai: {}\n", "agents/a/agent.yaml": grant})
 	gens := tr.open()
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	var reloaded []error
 	r := New(gens, tr.compile, &Options{
 		Logger:   slog.New(slog.NewTextHandler(&logs, nil)),

@@ -14,6 +14,7 @@ import (
 	"github.com/heddlehq/heddle/auth/plugin"
 	"github.com/heddlehq/heddle/auth/pluginsdk"
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/internal/syncbuf"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/secrets"
 )
@@ -21,7 +22,7 @@ import (
 const testSecret = "test-secret-CANARY-91c4"
 
 // buildTest builds testplugin's strategy in the given mode.
-func buildTest(t *testing.T, mode string, log *syncBuffer) (authlive.Strategy, error) {
+func buildTest(t *testing.T, mode string, log *syncbuf.Buffer) (authlive.Strategy, error) {
 	t.Helper()
 	env := authlive.Env{
 		Name:    "server bad",
@@ -48,7 +49,7 @@ func headersOf(s authlive.Strategy) error {
 // TestRefusedSettings: a plugin that refuses its settings fails the build
 // with its code, and leaves no process behind.
 func TestRefusedSettings(t *testing.T) {
-	_, err := buildTest(t, "refuse", &syncBuffer{})
+	_, err := buildTest(t, "refuse", &syncbuf.Buffer{})
 	if !diag.Has(err, diag.MCPAuthStrategyInvalid) || plugin.PluginCode(err) != pluginsdk.CodeInvalidSettings {
 		t.Fatalf("err = %v, want MCP_AUTH_STRATEGY_INVALID with INVALID_SETTINGS", err)
 	}
@@ -60,7 +61,7 @@ func TestRefusedSettings(t *testing.T) {
 // TestLeakyPluginRedacted: a plugin that logs its secret and puts it in its
 // errors has both blanked out by the host.
 func TestLeakyPluginRedacted(t *testing.T) {
-	log := &syncBuffer{}
+	log := &syncbuf.Buffer{}
 	s, err := buildTest(t, "leak", log)
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +84,7 @@ func TestLeakyPluginRedacted(t *testing.T) {
 // TestCrashLoopBacksOff: a plugin that dies on every call is restarted once
 // within the failing call, then not again until its backoff has passed.
 func TestCrashLoopBacksOff(t *testing.T) {
-	log := &syncBuffer{}
+	log := &syncbuf.Buffer{}
 	s, err := buildTest(t, "crash", log)
 	if err != nil {
 		t.Fatal(err)

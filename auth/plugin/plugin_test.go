@@ -16,6 +16,7 @@ import (
 	"time"
 
 	_ "github.com/heddlehq/heddle/builtin" // the built-in kinds and strategies, the plugin host among them
+	"github.com/heddlehq/heddle/internal/syncbuf"
 
 	"github.com/heddlehq/heddle/auth/plugin"
 	"github.com/heddlehq/heddle/diag"
@@ -82,7 +83,7 @@ func TestExpiryRenewedOnce(t *testing.T) {
 	// token is used before the host renews it (they take under 0.1 s).
 	const ttl = time.Second
 	srv := startSession(t, ttl)
-	log := &syncBuffer{}
+	log := &syncbuf.Buffer{}
 	rt := mustOpen(t, apiYAML(srv, pluginSum), log)
 	call(t, rt)
 	if got := srv.Mints(); got != 1 {
@@ -106,7 +107,7 @@ func TestExpiryRenewedOnce(t *testing.T) {
 // fetchedExpiry waits for the host's DEBUG record of the first credentials
 // it fetched, and returns their expiry, rounded up to the millisecond the
 // log truncates it to.
-func fetchedExpiry(t *testing.T, log *syncBuffer) time.Time {
+func fetchedExpiry(t *testing.T, log *syncbuf.Buffer) time.Time {
 	t.Helper()
 	re := regexp.MustCompile(`msg="auth plugin credentials fetched" .*expires_at=(\S+)`)
 	deadline := time.Now().Add(5 * time.Second)
@@ -170,7 +171,7 @@ func callConcurrently(t *testing.T, rt *runtime.Runtime, n int) {
 // and the next need for the plugin starts a new one.
 func TestPluginCrash(t *testing.T) {
 	srv := startSession(t, time.Minute)
-	log := &syncBuffer{}
+	log := &syncbuf.Buffer{}
 	rt := mustOpen(t, apiYAML(srv, pluginSum), log)
 	call(t, rt)
 	old := onePid(t)
@@ -300,7 +301,7 @@ func TestHostKilledPluginDies(t *testing.T) {
 	}
 	host := exec.Command(os.Args[0], "-test.run=^$")
 	host.Env = append(os.Environ(), hostEnv+"="+planFile, hostEnv+"_BIN="+pluginBin)
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	host.Stderr = stderr
 	stdout, err := host.StdoutPipe()
 	if err != nil {
@@ -335,7 +336,7 @@ func TestHostKilledPluginDies(t *testing.T) {
 // secret and every token in the log (DEBUG), the errors and the messages.
 func TestCanary(t *testing.T) {
 	srv := startSession(t, time.Minute)
-	log := &syncBuffer{}
+	log := &syncbuf.Buffer{}
 	var seen []string
 
 	// A wrong bootstrap secret: Open succeeds (credentials are fetched on

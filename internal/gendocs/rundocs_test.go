@@ -12,11 +12,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/heddlehq/heddle/internal/syncbuf"
 	"golang.org/x/tools/txtar"
 )
 
@@ -441,27 +441,8 @@ func killGroup(cmd *exec.Cmd) {
 type background struct {
 	command string
 	cmd     *exec.Cmd
-	out     *lockedBuffer
+	out     *syncbuf.Buffer
 	done    chan struct{} // closed when it has exited
-}
-
-// lockedBuffer is a bytes.Buffer safe for one writer and concurrent
-// readers.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // start starts a background command and waits until it has printed the
@@ -469,7 +450,7 @@ func (b *lockedBuffer) String() string {
 // prints from settle later on is not compared.
 func (s *sandbox) start(name string, c docCommand) {
 	s.t.Helper()
-	out := &lockedBuffer{}
+	out := &syncbuf.Buffer{}
 	cmd := exec.Command("bash", "-c", c.command)
 	cmd.Dir = s.dir
 	cmd.Env = s.env

@@ -1,17 +1,16 @@
 package testmcp
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/heddlehq/heddle/internal/syncbuf"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.uber.org/goleak"
 )
@@ -122,33 +121,15 @@ func connectTransport(t *testing.T, transport mcp.Transport, copts *mcp.ClientOp
 }
 
 // stderrLog returns a writer whose content is logged if the test fails.
-func stderrLog(t *testing.T) *syncBuffer {
+func stderrLog(t *testing.T) *syncbuf.Buffer {
 	t.Helper()
-	b := &syncBuffer{}
+	b := &syncbuf.Buffer{}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("server stderr:\n%s", b.String())
 		}
 	})
 	return b
-}
-
-// syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // call calls a tool and fails the test on a Go error.

@@ -1,7 +1,6 @@
 package usecaselive_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -21,6 +20,7 @@ import (
 	"github.com/heddlehq/heddle/grants/mcpkind/mcplive"
 	"github.com/heddlehq/heddle/grants/usecasekind"
 	"github.com/heddlehq/heddle/internal/plantest"
+	"github.com/heddlehq/heddle/internal/syncbuf"
 	"github.com/heddlehq/heddle/internal/testkinds"
 	"github.com/heddlehq/heddle/internal/testmcp"
 	"github.com/heddlehq/heddle/plan"
@@ -222,7 +222,7 @@ func TestNamesClashAcrossKinds(t *testing.T) {
 // TestFailures: an operation's error, a coded error, a panic and a call past
 // the supervisor's deadline.
 func TestFailures(t *testing.T) {
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	ts := openToolset(t, "ai: {}\n", `
 capabilities: [{kind: usecase, keys: [t.fail, t.refuse, t.panic, t.block]}]
 policies: {tool_timeout_ms: 200}
@@ -291,22 +291,4 @@ func TestUnregisteredKeyFailsOpen(t *testing.T) {
 	if !diag.Has(err, diag.UsecaseUnknown) || !strings.Contains(err.Error(), "nobody.registered") {
 		t.Errorf("err = %v, want USECASE_UNKNOWN naming the key", err)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
