@@ -1,7 +1,10 @@
-// Package runtime is heddle's live half: it opens a compiled plan — one
-// shared client per MCP server, all under one start-up deadline — and hands
-// each agent a toolset: the tools its grants allow, named so any model API
-// accepts them, guarded by deadlines, policies and approval.
+// Package runtime is what an application calls to run a compiled plan: it
+// opens every kind the plan grants — one shared client per MCP server, all
+// under one start-up deadline — and hands each agent a toolset: the tools
+// its grants allow, named so any model API accepts them, guarded by
+// deadlines, policies and approval. The kinds themselves implement package
+// runtime/driver, as database drivers implement database/sql/driver; an
+// application links them with package builtin.
 //
 //	rt, err := runtime.Open(ctx, p, runtime.Options{Logger: slog.Default()})
 //	if err != nil {
