@@ -19,6 +19,7 @@ import (
 
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/internal/plantest"
+	"github.com/heddlehq/heddle/internal/syncbuf"
 	"github.com/heddlehq/heddle/internal/testmcp"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/runtime/driver"
@@ -125,13 +126,14 @@ func (c *cell) run() {
 		t.Fatalf("compile: %v", err)
 	}
 	want := c.f.outcome(c.mode, c.tr)
+	var log syncbuf.Buffer
 	start := time.Now()
 	rt, err := runtime.Open(context.Background(), p, runtime.Options{
-		Logger:        slog.New(slog.DiscardHandler),
+		Logger:        slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		HTTPTransport: c.httpT,
 	})
 	if took := time.Since(start); took > c.budget()+margin {
-		t.Errorf("start-up took %v, want within the budget %v and %v", took.Round(time.Millisecond), c.budget(), margin)
+		t.Errorf("start-up took %v, want within the budget %v and %v; the runtime's log:\n%s", took.Round(time.Millisecond), c.budget(), margin, log.String())
 	}
 	if want.fails {
 		if err == nil {
