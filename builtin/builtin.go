@@ -17,6 +17,8 @@
 package builtin
 
 import (
+	_ "github.com/heddlehq/heddle/policy/celrules" // the language of policies.rules
+
 	"fmt"
 	"slices"
 

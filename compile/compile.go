@@ -13,6 +13,8 @@
 package compile
 
 import (
+	_ "github.com/heddlehq/heddle/policy/celrules" // the language of policies.rules, which compile checks
+
 	"maps"
 	"regexp"
 	"slices"

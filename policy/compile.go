@@ -3,11 +3,6 @@ package policy
 import (
 	"fmt"
 	"path"
-	"strconv"
-	"strings"
-	"unicode"
-
-	"cel.dev/cel-go/cel"
 
 	"github.com/heddlehq/heddle/config/setting"
 	"github.com/heddlehq/heddle/diag"
@@ -35,7 +30,7 @@ type deniedGlob struct {
 
 type rule struct {
 	effect     Effect
-	prg        cel.Program
+	cond       Condition
 	reason     string // when the rule matches
 	failReason string // when it cannot be evaluated
 }
@@ -72,12 +67,11 @@ func New(p plan.Policies, basePath string) (*Set, diag.Diagnostics) {
 }
 
 // Compile compiles rules alone; the Set it returns has no denied_tools and
-// the default approval (ask). Each rule is checked against the CEL
-// environment the package documents, and every problem is reported: a
-// syntax or type error, a result that is not bool, an unknown effect, an
-// empty rule or one too expensive to run, each as [diag.PolicyInvalid] at
-// basePath.rules[i].when or basePath.rules[i].effect. Summaries carry CEL's
-// own message with its line and column within the rule text.
+// the default approval (ask). Each rule's condition is compiled by the rule
+// language the program links (package policy/celrules: CEL), and every
+// problem is reported: an unknown effect at basePath.rules[i].effect, and
+// whatever the language finds in the text at basePath.rules[i].when, each
+// as [diag.PolicyInvalid].
 func Compile(rules []plan.Rule, basePath string) (*Set, diag.Diagnostics) {
 	compiled, ds := compileRules(rules, basePath)
 	if ds.HasErrors() {
@@ -134,10 +128,10 @@ func compileRules(rules []plan.Rule, basePath string) ([]rule, diag.Diagnostics)
 		if !ok {
 			ds = append(ds, badEffect(setting.Join(at, "effect"), r.Effect))
 		}
-		prg, whenDS := compileWhen(r.When, setting.Join(at, "when"))
+		cond, whenDS := compileWhen(r.When, setting.Join(at, "when"))
 		ds = append(ds, whenDS...)
-		if ok && prg != nil {
-			out = append(out, rule{effect: effect, prg: prg, reason: ruleReason(effect, at),
+		if ok && cond != nil {
+			out = append(out, rule{effect: effect, cond: cond, reason: ruleReason(effect, at),
 				failReason: at + " could not be evaluated, so the call is denied"})
 		}
 	}
@@ -150,82 +144,6 @@ func badEffect(at, effect string) diag.Diagnostic {
 			WithDetail("set effect to deny, ask or allow")
 	}
 	return diag.Errorf(diag.PolicyInvalid, at, "effect must be deny, ask or allow")
-}
-
-// whenDetail lists what a rule may refer to, for diagnostics about its text.
-const whenDetail = "rules see tool{name, original_name, server, kind, destructive, read_only, idempotent, classified_by}, " +
-	"caller{subject, roles, claims} and args (the call's arguments; use has(args.x) or args.?x.orValue(d) " +
-	"for arguments that may be absent)"
-
-// compileWhen parses, checks and plans one rule's expression. Diagnostics
-// carry only CEL's messages about the rule text, located within it.
-func compileWhen(src, at string) (cel.Program, diag.Diagnostics) {
-	if strings.TrimSpace(src) == "" {
-		return nil, diag.Diagnostics{diag.Errorf(diag.PolicyInvalid, at, "rule is empty").
-			WithDetail("write a CEL condition, e.g. tool.destructive && !(\"sre\" in caller.roles)")}
-	}
-	env := celEnv()
-	ast, iss := env.Compile(src)
-	if iss.Err() != nil {
-		var ds diag.Diagnostics
-		for _, e := range iss.Errors() {
-			msg := oneLine(e.Message)
-			// CEL's columns are 0-based; editors' are 1-based. Errors about
-			// the whole rule (its length, its nesting) have no location.
-			if l := e.Location; l != nil && l.Line() > 0 {
-				msg = fmt.Sprintf("%s (at %d:%d)", msg, l.Line(), l.Column()+1)
-			}
-			ds = append(ds, diag.Errorf(diag.PolicyInvalid, at, "%s", msg).WithDetail(whenDetail))
-		}
-		return nil, ds
-	}
-	if t := ast.OutputType(); !t.IsExactType(cel.BoolType) {
-		return nil, diag.Diagnostics{diag.Errorf(diag.PolicyInvalid, at,
-			"rule must evaluate to bool, not %s", t).
-			WithDetail("compare the value instead, e.g. args.dry_run == true")}
-	}
-	est, err := env.EstimateCost(ast, estimator{})
-	if err != nil {
-		return nil, diag.Diagnostics{diag.Errorf(diag.PolicyInvalid, at, "rule cost cannot be estimated")}
-	}
-	if est.Max > costLimit {
-		return nil, diag.Diagnostics{diag.Errorf(diag.PolicyInvalid, at,
-			"rule is too expensive: worst-case cost %s exceeds %d", costString(est.Max), costLimit).
-			WithDetail("the estimate assumes lists, maps and strings of up to %d elements; "+
-				"avoid comprehensions nested inside comprehensions", sizeHint)}
-	}
-	prg, err := env.Program(ast, programOptions...)
-	if err != nil {
-		// Planning fails on rule text the checker let through, such as a
-		// malformed regular expression in a constant that is built up.
-		return nil, diag.Diagnostics{diag.Errorf(diag.PolicyInvalid, at, "%s", oneLine(err.Error()))}
-	}
-	return prg, nil
-}
-
-func costString(c uint64) string {
-	if c == ^uint64(0) {
-		return "unbounded"
-	}
-	return fmt.Sprint(c)
-}
-
-// oneLine escapes control characters, so that a message quoting part of a
-// multi-line rule stays on one line.
-func oneLine(s string) string {
-	if !strings.ContainsFunc(s, unicode.IsControl) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 func ruleReason(effect Effect, at string) string {

@@ -2,11 +2,8 @@ package policy
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path"
-
-	"cel.dev/cel-go/common/types"
 
 	"github.com/heddlehq/heddle/diag"
 )
@@ -60,24 +57,12 @@ func (s *Set) Decide(ctx context.Context, in Input) Decision {
 				Reason: fmt.Sprintf("tool %q matches %s (%q)", in.Tool.Name, g.path, g.glob)}
 		}
 	}
-	if len(s.rules) > 0 {
-		act := &activation{in: in}
-		if act.in.Args == nil {
-			act.in.Args = emptyArgs
+	for i, r := range s.rules {
+		ok, err := r.cond.Match(ctx, in)
+		if err != nil {
+			return Decision{Effect: Deny, Rule: i, Reason: r.failReason, Cause: err}
 		}
-		for i, r := range s.rules {
-			out, _, err := r.prg.ContextEval(ctx, act)
-			if err == nil {
-				b, ok := out.(types.Bool)
-				if !ok {
-					err = errors.New("rule did not evaluate to bool")
-				} else if !b {
-					continue
-				}
-			}
-			if err != nil {
-				return Decision{Effect: Deny, Rule: i, Reason: r.failReason, Cause: err}
-			}
+		if ok {
 			return Decision{Effect: r.effect, Rule: i, Reason: r.reason}
 		}
 	}

@@ -30,7 +30,11 @@
 // # Rules
 //
 // A rule's when is a CEL expression (https://cel.dev) that must be of type
-// bool. It sees three variables:
+// bool, compiled by the language package policy/celrules registers when it
+// is linked (package builtin and the compiler link it; the runtime does not,
+// so it links no CEL). A program that links no language refuses every rule
+// with POLICY_INVALID; denied_tools and approval need none. A rule sees
+// three variables:
 //
 //	tool    name, original_name, server, kind (mcp|usecase|sql|a2a),
 //	        destructive, read_only, idempotent, classified_by  (see [Tool])

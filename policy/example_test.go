@@ -1,6 +1,8 @@
 package policy_test
 
 import (
+	_ "github.com/heddlehq/heddle/policy/celrules" // the rules' language
+
 	"context"
 	"fmt"
 

@@ -1,4 +1,4 @@
-package policy
+package celrules
 
 import (
 	"reflect"
@@ -10,6 +10,7 @@ import (
 	"cel.dev/cel-go/interpreter"
 
 	"github.com/heddlehq/heddle"
+	"github.com/heddlehq/heddle/policy"
 )
 
 // Limits on rules. They are constants rather than settings: a rule that needs
@@ -34,7 +35,7 @@ const (
 // celEnv is the one environment every rule is checked in. Building it costs
 // far more than checking a rule, and a cel.Env is safe for concurrent use.
 var celEnv = sync.OnceValue(func() *cel.Env {
-	toolT, callerT := reflect.TypeFor[Tool](), reflect.TypeFor[heddle.Identity]()
+	toolT, callerT := reflect.TypeFor[policy.Tool](), reflect.TypeFor[heddle.Identity]()
 	env, err := cel.NewEnv(
 		// Native types give field-level checking: caller.rolez is a
 		// compile error, not a runtime "no such key".
@@ -57,7 +58,7 @@ var celEnv = sync.OnceValue(func() *cel.Env {
 	if err != nil {
 		// The environment is fixed at build time; this is a programming
 		// error that every test would show.
-		panic("policy: building the CEL environment: " + err.Error())
+		panic("celrules: building the CEL environment: " + err.Error())
 	}
 	return env
 })
@@ -88,7 +89,7 @@ var emptyArgs = map[string]any{}
 // evaluation. It holds a copy of the Input so that Decide's argument stays
 // on the stack when there are no rules to run.
 type activation struct {
-	in Input
+	in policy.Input
 }
 
 func (a *activation) ResolveName(name string) (any, bool) {

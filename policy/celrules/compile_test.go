@@ -1,4 +1,4 @@
-package policy
+package celrules
 
 import (
 	"strings"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/plan"
+	"github.com/heddlehq/heddle/policy"
 )
 
 // coded is what tests compare: a diagnostic's code and path, never its words.
@@ -143,7 +144,7 @@ func TestCompile(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			set, ds := Compile(tt.rules, "policies")
+			set, ds := policy.Compile(tt.rules, "policies")
 			if diff := cmp.Diff(tt.want, codesOf(ds)); diff != "" {
 				t.Errorf("diagnostics (-want +got):\n%s\n%v", diff, ds)
 			}
@@ -157,7 +158,7 @@ func TestCompile(t *testing.T) {
 // TestCompileLocation checks that a rule's errors are located within the
 // rule text, where CEL puts them, and carry nothing but CEL's message.
 func TestCompileLocation(t *testing.T) {
-	_, ds := Compile([]plan.Rule{{When: "tool.name == \"x\" &&\n  caller.rolez", Effect: "deny"}}, "policies")
+	_, ds := policy.Compile([]plan.Rule{{When: "tool.name == \"x\" &&\n  caller.rolez", Effect: "deny"}}, "policies")
 	if len(ds) != 1 {
 		t.Fatalf("got %d diagnostics, want 1: %v", len(ds), ds)
 	}
@@ -167,7 +168,7 @@ func TestCompileLocation(t *testing.T) {
 }
 
 func TestCompilePaths(t *testing.T) {
-	_, ds := Compile([]plan.Rule{{When: `true`, Effect: "x"}}, "agents.triage.policies")
+	_, ds := policy.Compile([]plan.Rule{{When: `true`, Effect: "x"}}, "agents.triage.policies")
 	want := invalid("agents.triage.policies.rules[0].effect")
 	if diff := cmp.Diff(want, codesOf(ds)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
@@ -213,7 +214,7 @@ func TestNew(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			set, ds := New(tt.p, "policies")
+			set, ds := policy.New(tt.p, "policies")
 			if diff := cmp.Diff(tt.want, codesOf(ds)); diff != "" {
 				t.Errorf("diagnostics (-want +got):\n%s\n%v", diff, ds)
 			}
@@ -233,7 +234,7 @@ func TestCompileApproval(t *testing.T) {
 		{"Ask", invalid("p.approval")}, {"yes", invalid("p.approval")},
 	} {
 		t.Run(tt.in, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, codesOf(CompileApproval(tt.in, "p.approval"))); diff != "" {
+			if diff := cmp.Diff(tt.want, codesOf(policy.CompileApproval(tt.in, "p.approval"))); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})

@@ -1,4 +1,4 @@
-package policy
+package celrules
 
 import (
 	"context"
@@ -9,10 +9,11 @@ import (
 	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/plan"
+	"github.com/heddlehq/heddle/policy"
 )
 
-// FuzzCompile feeds arbitrary rule text to Compile, and decides with what
-// compiles. Neither may panic; Compile must return a Set exactly when it
+// FuzzCompile feeds arbitrary rule text to policy.Compile, and decides with what
+// compiles. Neither may panic; policy.Compile must return a policy.Set exactly when it
 // reports no error, and every diagnostic must be POLICY_INVALID at the rule.
 func FuzzCompile(f *testing.F) {
 	for _, r := range designRules {
@@ -38,13 +39,13 @@ func FuzzCompile(f *testing.F) {
 	f.Add(`true`, "")
 	f.Add(`true`, "Allow")
 
-	in := Input{
-		Tool:   Tool{Name: "search", OriginalName: "search", Server: "runbooks", Kind: "mcp", ReadOnly: true},
+	in := policy.Input{
+		Tool:   policy.Tool{Name: "search", OriginalName: "search", Server: "runbooks", Kind: "mcp", ReadOnly: true},
 		Caller: heddle.Identity{Subject: "alice", Roles: []string{"sre", "oncall"}, Claims: map[string]string{"team": "platform"}},
 		Args:   map[string]any{"limit": 500.0, "query": "q", "sql": "select 1", "nested": map[string]any{"a": []any{1.0, "x"}}},
 	}
 	f.Fuzz(func(t *testing.T, when, effect string) {
-		set, ds := Compile([]plan.Rule{{When: when, Effect: effect}}, "policies")
+		set, ds := policy.Compile([]plan.Rule{{When: when, Effect: effect}}, "policies")
 		if (set == nil) != ds.HasErrors() {
 			t.Fatalf("set = %p with errors %v", set, ds)
 		}
@@ -62,7 +63,7 @@ func FuzzCompile(f *testing.F) {
 		if d.Rule != 0 && d.Rule != -1 {
 			t.Fatalf("Decide rule = %d", d.Rule)
 		}
-		if d.Cause != nil && d.Effect != Deny {
+		if d.Cause != nil && d.Effect != policy.Deny {
 			t.Fatalf("evaluation error %v did not deny", d.Cause)
 		}
 	})

@@ -1,20 +1,21 @@
-package policy
+package celrules
 
 import (
 	"context"
 	"testing"
 
 	"github.com/heddlehq/heddle/plan"
+	"github.com/heddlehq/heddle/policy"
 )
 
-// BenchmarkCompile measures New on the design's policies block: two rules,
+// BenchmarkCompile measures policy.New on the design's policies block: two rules,
 // one glob and the approval setting.
 func BenchmarkCompile(b *testing.B) {
 	p := plan.Policies{Approval: "ask", DeniedTools: []string{"delete_*"}, Rules: designRules}
 	celEnv() // building the shared environment is a one-time cost
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, ds := New(p, "policies"); ds.HasErrors() {
+		if _, ds := policy.New(p, "policies"); ds.HasErrors() {
 			b.Fatal(ds.Err())
 		}
 	}
@@ -26,14 +27,14 @@ func BenchmarkDecide(b *testing.B) {
 	ctx := context.Background()
 	for _, bc := range []struct {
 		name string
-		set  *Set
-		in   Input
+		set  *policy.Set
+		in   policy.Input
 	}{
-		{"no rules", mustNew(b, plan.Policies{}), Input{Tool: restart, Caller: dev}},
-		{"denied glob", s, Input{Tool: deleteUser, Caller: sre}},
-		{"first rule denies", s, Input{Tool: restart, Caller: dev}},
-		{"both rules, none match", s, Input{Tool: search, Caller: sre, Args: map[string]any{"limit": 10.0}}},
-		{"fails closed", s, Input{Tool: search, Caller: sre}},
+		{"no rules", mustNew(b, plan.Policies{}), policy.Input{Tool: restart, Caller: dev}},
+		{"denied glob", s, policy.Input{Tool: deleteUser, Caller: sre}},
+		{"first rule denies", s, policy.Input{Tool: restart, Caller: dev}},
+		{"both rules, none match", s, policy.Input{Tool: search, Caller: sre, Args: map[string]any{"limit": 10.0}}},
+		{"fails closed", s, policy.Input{Tool: search, Caller: sre}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()
