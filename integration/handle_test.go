@@ -13,7 +13,7 @@ import (
 )
 
 // TestHandleResourcesPromptsProgress reaches server-everything through
-// runtime.MCP — application code's direct handle on the shared client —
+// mcplive.NewHandle — application code's direct handle on the shared client —
 // for its resources and prompts (every page), and through a toolset for a
 // long-running operation whose progress notifications reach the caller.
 func TestHandleResourcesPromptsProgress(t *testing.T) {

@@ -260,7 +260,7 @@ ai:
 	}
 }
 
-// flakyDial is a runtime.Options.Dial whose server can be taken away and
+// flakyDial is a mcplive.Kind.Dial whose server can be taken away and
 // brought back, and made to fail its listings, in a synctest bubble: each
 // connection attempt gets a new in-process test server over an in-memory
 // transport, or fails to connect while the server is away.

@@ -8,10 +8,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// DialInMemory returns a runtime.Options.Dial that connects every attempt
-// to a new in-process test server with opts, over an in-memory transport:
-// what a test in a synctest bubble, or one that measures heddle without a
-// process, needs. The servers' sessions are closed when the test ends.
+// DialInMemory returns a Dial of the mcp kind (mcplive.Kind.Dial) that
+// connects every attempt to a new in-process test server with opts, over an
+// in-memory transport: what a test in a synctest bubble, or one that
+// measures heddle without a process, needs. The servers' sessions are closed when the test ends.
 func DialInMemory(t testing.TB, opts *Options) func(string) mcp.Transport {
 	var (
 		mu       sync.Mutex

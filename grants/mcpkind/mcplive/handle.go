@@ -40,12 +40,18 @@ type Instances interface {
 //
 //	runbooks, err := mcplive.NewHandle(rt, "runbooks", "search_*")
 func NewHandle(rt Instances, server string, include ...string) (*Handle, error) {
-	inst, _ := rt.Instance(mcpkind.Kind{}.Name())
-	i, ok := inst.(*instance)
-	if !ok {
+	i := instanceOf(rt)
+	if i == nil {
 		return nil, diag.New(diag.MCPServerUnknown, "server %q is not opened by this runtime: it opens no MCP server", server)
 	}
 	return i.handle(server, include)
+}
+
+// instanceOf is the mcp kind's instance rt opened, or nil.
+func instanceOf(rt Instances) *instance {
+	inst, _ := rt.Instance(mcpkind.Kind{}.Name())
+	i, _ := inst.(*instance)
+	return i
 }
 
 // handle returns a handle on server, limited to the tools matching include.

@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/heddlehq/heddle/diag"
-	"github.com/heddlehq/heddle/grants/mcpkind"
 )
 
 // Refresh lists the tools of the named servers of rt now — every server rt
@@ -20,8 +19,7 @@ import (
 // afterwards, by name. A name rt did not open is MCP_SERVER_UNKNOWN, and
 // nothing is refreshed.
 func Refresh(ctx context.Context, rt Instances, servers ...string) (unavailable map[string]error, err error) {
-	inst, _ := rt.Instance(mcpkind.Kind{}.Name())
-	i, _ := inst.(*instance)
+	i := instanceOf(rt)
 	var unknown []error
 	for _, name := range servers {
 		if i == nil || i.servers[name] == nil {
