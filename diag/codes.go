@@ -111,3 +111,17 @@ const (
 	ShuttingDown    Code = "SHUTTING_DOWN"
 	ToolRateLimited Code = "TOOL_RATE_LIMITED"
 )
+
+// Codes of MCP 2026-07-28's requests for input (input_required results).
+const (
+	// MCPInputUnanswered: a server asked, during a call, for input heddle
+	// cannot give.
+	MCPInputUnanswered Code = "MCP_INPUT_UNANSWERED"
+	// MCPCapabilityRequired: a server refused a call for a client
+	// capability its caller did not declare (-32021).
+	MCPCapabilityRequired Code = "MCP_CAPABILITY_REQUIRED"
+	// RequestStateInvalid: the facade refused a requestState it did not
+	// seal, that was altered, used already, expired, or sealed for another
+	// call.
+	RequestStateInvalid Code = "REQUEST_STATE_INVALID"
+)

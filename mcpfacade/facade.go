@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"sync/atomic"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
 )
 
 // Toolset is what one session serves: an agent's tools and calls to them.
@@ -42,12 +44,24 @@ type Options struct {
 	// Logger receives the session's records; never stdout. Default:
 	// discarded.
 	Logger *slog.Logger
+	// Sealer seals the requestState of the input_required results a host of
+	// 2026-07-28 is answered (approval, an upstream server's input).
+	// Default: a Sealer with a key of its own (RandomSealer), whose states
+	// open in this process only.
+	Sealer *Sealer
+	// Loaded, when set, is called after a load_tools call changed what the
+	// session offers.
+	Loaded func()
 }
 
-// handshakeVersions are the protocol versions a session negotiates: those
-// of the initialize handshake. A session of the 2026-07-28 protocol has no
-// server-initiated requests on the session, so it could not ask its host to
-// approve a call by elicitation.
+// ListTTL is the ttlMs of the facade's tools/list results at 2026-07-28:
+// how long a host may reuse a list before it lists again. The list is the
+// caller's own (cacheScope private): policies decide what each may call.
+// A host that listens (subscriptions/listen) hears of a change at once.
+const ListTTL = 60_000
+
+// handshakeVersions are the protocol versions of the initialize handshake,
+// which a session negotiates.
 var handshakeVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // loadTools is the call after which a deferred toolset's tools change: the
@@ -57,10 +71,11 @@ const loadTools = "load_tools"
 // session is one host's connection: its own server, whose tools mirror
 // its toolset's.
 type session struct {
-	ts   Toolset
-	opts Options
-	log  *slog.Logger
-	srv  *mcp.Server
+	ts     Toolset
+	opts   Options
+	log    *slog.Logger
+	srv    *mcp.Server
+	sealer *Sealer
 
 	// syncMu serialises sync; offered is the hash of each tool's definition
 	// on srv, by name.
@@ -93,15 +108,22 @@ func newSession(ctx context.Context, ts Toolset, opts *Options, sessionID func()
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
+	s.sealer = s.opts.Sealer
+	if s.sealer == nil {
+		s.sealer = RandomSealer(0)
+	}
 	s.srv = mcp.NewServer(&mcp.Implementation{Name: "heddle/" + s.opts.Agent, Title: "heddle: the tools of agent " + s.opts.Agent, Version: s.opts.Version},
 		&mcp.ServerOptions{
 			Logger:                    s.log,
 			Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
 			InitializedHandler:        func(_ context.Context, req *mcp.InitializedRequest) { s.start(req.Session) },
-			SupportedProtocolVersions: handshakeVersions,
+			SupportedProtocolVersions: protocolVersions,
 			GetSessionID:              sessionID,
+			SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
+				c.TTLMs, c.CacheScope = ListTTL, "private"
+			},
 		})
-	s.srv.AddReceivingMiddleware(s.middleware)
+	s.srv.AddReceivingMiddleware(s.middleware, refuseNotServed)
 	if err := s.sync(ctx); err != nil {
 		return nil, err
 	}
@@ -147,7 +169,7 @@ func (s *session) start(ss *mcp.ServerSession) {
 		followed := make(chan struct{})
 		go func() {
 			defer close(followed)
-			s.follow(ctx)
+			s.follow(ctx, nil)
 		}()
 		go func() {
 			_ = ss.Wait()
@@ -171,20 +193,34 @@ func (s *session) wait() {
 	}
 }
 
-// follow re-lists the toolset on every upstream change until ctx ends.
-// Changes that arrive together are one re-listing.
-func (s *session) follow(ctx context.Context) {
-	if s.opts.Watch == nil {
+// follow re-lists the toolset on every upstream change, and each time
+// loaded says the conversation loaded tools, until ctx ends. Changes that
+// arrive together are one re-listing.
+func (s *session) follow(ctx context.Context, loaded <-chan struct{}) {
+	var ch <-chan runtime.Event
+	if s.opts.Watch != nil {
+		ch = s.opts.Watch(ctx)
+	}
+	if ch == nil && loaded == nil {
 		return
 	}
-	ch := s.opts.Watch(ctx)
-	for range ch {
+	for {
+		select {
+		case _, ok := <-ch:
+			if !ok {
+				return
+			}
+		case <-loaded:
+		case <-ctx.Done():
+			return
+		}
 		for drained := false; !drained; {
 			select {
 			case _, ok := <-ch:
 				if !ok {
 					return
 				}
+			case <-loaded:
 			default:
 				drained = true
 			}
@@ -239,7 +275,8 @@ func (s *session) sync(ctx context.Context) error {
 }
 
 // handler calls one tool of the toolset, as the session's caller, with the
-// host as its approver.
+// host as its approver: in the session at 2025-11-25 and before
+// (callSession), by an input_required result at 2026-07-28 (callModern).
 func (s *session) handler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var args map[string]any
@@ -249,27 +286,116 @@ func (s *session) handler(name string) mcp.ToolHandler {
 			}
 		}
 		ctx = heddle.WithCaller(ctx, s.opts.Caller)
-		opts := []runtime.CallOption{runtime.WithApprover(s.approver(req.Session))}
-		var progressed func()
+		var opts []runtime.CallOption
 		if tok := req.Params.GetProgressToken(); tok != nil {
-			var p runtime.CallOption
-			p, progressed = forwardProgress(ctx, req.Session, tok)
+			p, progressed := forwardProgress(ctx, req.Session, tok)
+			defer progressed()
 			opts = append(opts, p)
 		}
-		res, err := s.ts.Call(ctx, name, args, opts...)
-		if progressed != nil {
-			progressed()
+		var res *mcp.CallToolResult
+		var err error
+		if isModern(req) {
+			res, err = s.callModern(ctx, req, name, args, opts)
+		} else {
+			res, err = s.callSession(ctx, req, name, args, opts)
 		}
-		if err != nil {
-			return errorResult(err), nil
-		}
-		if name == loadTools {
+		if err == nil && name == loadTools && !res.IsError && res.InputRequests == nil {
 			if err := s.sync(ctx); err != nil {
 				s.log.Warn("the agent's tools could not be listed after load_tools", "agent", s.opts.Agent, "code", diag.CodeOf(err))
 			}
+			if s.opts.Loaded != nil {
+				s.opts.Loaded()
+			}
 		}
-		return res, nil
+		return res, err
 	}
+}
+
+// callSession calls a tool for a host of a session (2025-11-25 and
+// before): approval is asked by elicitation in the session, once per
+// call, and an upstream server's requests for input during the call
+// (input_required) are asked of the host in the session too, and the call
+// resumed with its answers, at most maxInputRounds times.
+func (s *session) callSession(ctx context.Context, req *mcp.CallToolRequest, name string, args map[string]any, opts []runtime.CallOption) (*mcp.CallToolResult, error) {
+	approve, approved := s.approver(req.Session), false
+	opts = append(opts, runtime.WithApprover(func(ctx context.Context, ar runtime.ApprovalRequest) (bool, error) {
+		if approved { // in an earlier round of this call
+			return true, nil
+		}
+		ok, err := approve(ctx, ar)
+		approved = ok
+		return ok, err
+	}))
+	caps := req.Session.InitializeParams()
+	in := &driver.Input{Capabilities: wireCapabilities(capabilitiesOf(caps))}
+	for round := 1; ; round++ {
+		res, err := s.ts.Call(ctx, name, args, append(opts, runtime.WithInput(in))...)
+		if err != nil {
+			return errorResult(err), nil
+		}
+		if res.InputRequests == nil {
+			return ownResult(res), nil
+		}
+		if round >= maxInputRounds {
+			return refusal(diag.MCPInputUnanswered, "the server of %s asked for input %d times during the call; the facade passes at most %d rounds", name, round, maxInputRounds), nil
+		}
+		answers, refused := s.askHost(ctx, req.Session, capabilitiesOf(caps), res.InputRequests)
+		if refused != nil {
+			return refused, nil
+		}
+		in = &driver.Input{Capabilities: in.Capabilities, State: res.RequestState, Responses: answers}
+	}
+}
+
+// maxInputRounds bounds the rounds of an upstream server's requests for
+// input the facade passes to a host of a session during one call.
+const maxInputRounds = 10
+
+// askHost asks a host of a session for the input an upstream server asked
+// for: what it declared it can give; an elicitation it cannot answer is
+// declined, roots it does not offer are none, and sampling it cannot do
+// refuses the call (MCP_INPUT_UNANSWERED).
+func (s *session) askHost(ctx context.Context, ss *mcp.ServerSession, caps *mcp.ClientCapabilities, reqs mcp.InputRequestMap) (mcp.InputResponseMap, *mcp.CallToolResult) {
+	out := make(mcp.InputResponseMap, len(reqs))
+	for id, ir := range reqs {
+		var res mcp.InputResponse
+		var err error
+		switch p := ir.(type) {
+		case *mcp.ElicitParams:
+			if caps == nil || caps.Elicitation == nil {
+				res = &mcp.ElicitResult{Action: "decline"}
+				break
+			}
+			res, err = ss.Elicit(ctx, p)
+		case *mcp.CreateMessageParams:
+			if caps == nil || caps.Sampling == nil {
+				return nil, refusal(diag.MCPInputUnanswered, "the tool's server asked for sampling, which this host did not declare it can do")
+			}
+			res, err = ss.CreateMessage(ctx, p)
+		case *mcp.CreateMessageWithToolsParams:
+			if caps == nil || caps.Sampling == nil {
+				return nil, refusal(diag.MCPInputUnanswered, "the tool's server asked for sampling, which this host did not declare it can do")
+			}
+			res, err = ss.CreateMessageWithTools(ctx, p)
+		case *mcp.ListRootsParams:
+			if caps == nil || (caps.RootsV2 == nil && !caps.Roots.ListChanged) {
+				res = &mcp.ListRootsResult{Roots: []*mcp.Root{}}
+				break
+			}
+			res, err = ss.ListRoots(ctx, p)
+		default:
+			return nil, refusal(diag.MCPInputUnanswered, "the tool's server asked for input of a kind the facade does not know")
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, errorResult(ctx.Err())
+			}
+			s.log.Warn("the host did not answer a server's request for input", "agent", s.opts.Agent, "reason", err.Error())
+			return nil, refusal(diag.MCPInputUnanswered, "the host did not answer the tool's server's request for input")
+		}
+		out[id] = res
+	}
+	return out, nil
 }
 
 // mcpTool is a toolset's tool as the host sees it. The input schema is
@@ -329,6 +455,19 @@ func addTool(srv *mcp.Server, t *mcp.Tool, h mcp.ToolHandler) (err error) {
 func toolHash(t *mcp.Tool) [32]byte {
 	b, _ := json.Marshal(t)
 	return sha256.Sum256(b)
+}
+
+// ownResult is a call's result as the facade answers it: an upstream
+// server's own identity (_meta's serverInfo) is not passed on, the facade
+// names itself. res is not changed.
+func ownResult(res *mcp.CallToolResult) *mcp.CallToolResult {
+	if _, ok := res.Meta[mcp.MetaKeyServerInfo]; !ok {
+		return res
+	}
+	out := *res
+	out.Meta = maps.Clone(res.Meta)
+	delete(out.Meta, mcp.MetaKeyServerInfo)
+	return &out
 }
 
 // errorResult is a call's coded error (TOOL_TIMEOUT, SHUTTING_DOWN, a

@@ -1,9 +1,11 @@
 package mcpfacade
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"io"
 	"maps"
 	"net/http"
 	"slices"
@@ -34,6 +36,12 @@ type HandlerOptions struct {
 	SessionTimeout time.Duration
 	// MaxBodyBytes bounds a request's body. Default: 1 MiB.
 	MaxBodyBytes int64
+	// Conversation returns the toolset a request of 2026-07-28 serves (it
+	// has no session), and the key of the conversation it belongs to: the
+	// requests of one conversation share what load_tools loaded, and a
+	// subscriptions/listen of the conversation hears of it. "" is a
+	// conversation of the request alone. Default: Toolset(agent), "".
+	Conversation func(r *http.Request, agent string) (Toolset, string, error)
 }
 
 // DefaultSessionTimeout is HandlerOptions.SessionTimeout's default.
@@ -50,6 +58,12 @@ const DefaultSessionTimeout = 30 * time.Minute
 type Handler struct {
 	opts HandlerOptions
 	mcp  *mcp.StreamableHTTPHandler
+	// modern serves requests of 2026-07-28: no sessions, a server per
+	// request.
+	modern *mcp.StreamableHTTPHandler
+	// ctx ends with Close: it ends the subscriptions/listen requests.
+	ctx  context.Context
+	stop context.CancelFunc
 	// template answers what go-sdk asks of a server for a request that
 	// opens no session (its protocol versions).
 	template *mcp.Server
@@ -57,6 +71,9 @@ type Handler struct {
 	mu       sync.Mutex
 	sessions map[string]*httpSession
 	closed   bool
+	// listeners are the subscriptions/listen requests of each conversation
+	// key, told when a call of the conversation loaded tools.
+	listeners map[string]map[chan struct{}]bool
 }
 
 type httpSession struct {
@@ -69,7 +86,17 @@ type serverKey struct{}
 
 // NewHandler returns a Handler.
 func NewHandler(opts *HandlerOptions) *Handler {
-	h := &Handler{opts: *opts, sessions: map[string]*httpSession{}}
+	h := &Handler{opts: *opts, sessions: map[string]*httpSession{}, listeners: map[string]map[chan struct{}]bool{}}
+	h.ctx, h.stop = context.WithCancel(context.Background())
+	if h.opts.Session.Sealer == nil {
+		h.opts.Session.Sealer = RandomSealer(0)
+	}
+	if h.opts.Conversation == nil {
+		h.opts.Conversation = func(_ *http.Request, agent string) (Toolset, string, error) {
+			ts, err := h.opts.Toolset(agent)
+			return ts, "", err
+		}
+	}
 	if h.opts.SessionTimeout <= 0 {
 		h.opts.SessionTimeout = DefaultSessionTimeout
 	}
@@ -96,6 +123,15 @@ func NewHandler(opts *HandlerOptions) *Handler {
 		// the session ends.
 		EventStore: mcp.NewMemoryEventStore(nil),
 	})
+	h.modern = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		srv, _ := r.Context().Value(serverKey{}).(*mcp.Server)
+		return srv
+	}, &mcp.StreamableHTTPOptions{
+		Stateless:                  true,
+		Logger:                     h.opts.Session.Logger,
+		DisableLocalhostProtection: true,
+		MaxRequestBodyBytes:        h.opts.MaxBodyBytes,
+	})
 	return h
 }
 
@@ -103,6 +139,10 @@ func NewHandler(opts *HandlerOptions) *Handler {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	agent := h.opts.Agent(r)
 	caller := heddle.Caller(r.Context())
+	if h.isModern(r) {
+		h.serveModern(w, r, agent, caller)
+		return
+	}
 	if id := r.Header.Get("Mcp-Session-Id"); id != "" {
 		if s := h.session(id); s != nil {
 			switch {
@@ -155,6 +195,131 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mcp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), serverKey{}, inner)))
 }
 
+// isModern reports whether a request is of 2026-07-28 or later: its
+// MCP-Protocol-Version header says so, or, with no header and no session,
+// its _meta does (go-sdk then refuses it for the missing header, -32020).
+func (h *Handler) isModern(r *http.Request) bool {
+	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" {
+		return v >= modernVersion
+	}
+	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" || r.Body == nil {
+		return false
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, h.opts.MaxBodyBytes+1))
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+	if err != nil {
+		return false
+	}
+	var msg struct {
+		Params struct {
+			Meta map[string]any `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil {
+		return false
+	}
+	v, _ := msg.Params.Meta[mcp.MetaKeyProtocolVersion].(string)
+	return v >= modernVersion
+}
+
+// serveModern serves a request of 2026-07-28 with a server of its own,
+// for the caller on its context: its toolset is its conversation's. A
+// subscriptions/listen request follows the agent's changes and its
+// conversation's load_tools while it lasts (until Close).
+func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, agent string, caller heddle.Identity) {
+	if r.Method != http.MethodPost {
+		h.modern.ServeHTTP(w, r) // 405, as go-sdk answers
+		return
+	}
+	ts, key, err := h.opts.Conversation(r, agent)
+	if err != nil {
+		writeError(w, statusOf(err), err)
+		return
+	}
+	so := h.opts.Session
+	so.Agent, so.Caller = agent, caller
+	if key != "" {
+		so.Loaded = func() { h.loaded(key) }
+	}
+	listen := r.Header.Get("Mcp-Method") == "subscriptions/listen"
+	if !listen {
+		so.Watch = nil
+	}
+	s, err := newSession(r.Context(), ts, &so, nil)
+	if err != nil {
+		if r.Context().Err() == nil {
+			writeError(w, http.StatusBadGateway, err)
+		}
+		return
+	}
+	ctx := r.Context()
+	if listen {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		stop := context.AfterFunc(h.ctx, cancel)
+		defer stop()
+		var loaded <-chan struct{}
+		if key != "" {
+			ch, forget := h.listen(key)
+			defer forget()
+			loaded = ch
+		}
+		followed := make(chan struct{})
+		go func() {
+			defer close(followed)
+			s.follow(ctx, loaded)
+		}()
+		defer func() { cancel(); <-followed }()
+	}
+	h.modern.ServeHTTP(w, r.WithContext(context.WithValue(ctx, serverKey{}, s.srv)))
+}
+
+// listen registers a subscriptions/listen request of conversation key.
+func (h *Handler) listen(key string) (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
+	h.mu.Lock()
+	if h.listeners[key] == nil {
+		h.listeners[key] = map[chan struct{}]bool{}
+	}
+	h.listeners[key][ch] = true
+	h.mu.Unlock()
+	return ch, func() {
+		h.mu.Lock()
+		delete(h.listeners[key], ch)
+		if len(h.listeners[key]) == 0 {
+			delete(h.listeners, key)
+		}
+		h.mu.Unlock()
+	}
+}
+
+// loaded tells the listeners of conversation key that it loaded tools.
+func (h *Handler) loaded(key string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for ch := range h.listeners[key] {
+		select {
+		case ch <- struct{}{}:
+		default: // one is waiting to be read already
+		}
+	}
+}
+
+// statusOf is the HTTP status of an error answered before MCP is.
+func statusOf(err error) int {
+	switch diag.CodeOf(err) {
+	case diag.AgentUnknown:
+		return http.StatusNotFound
+	case diag.RequestInvalid:
+		return http.StatusBadRequest
+	}
+	return http.StatusBadGateway
+}
+
 func (h *Handler) session(id string) *httpSession {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -185,6 +350,7 @@ func (h *Handler) forget(id string) {
 // Close ends every session and waits for what each started to end. Later
 // sessions are closed as soon as they are initialized.
 func (h *Handler) Close() error {
+	h.stop()
 	h.mu.Lock()
 	h.closed = true
 	open := slices.Collect(maps.Values(h.sessions))

@@ -18,8 +18,20 @@ func Serve(ctx context.Context, ts Toolset, t mcp.Transport, opts *Options) erro
 	if err != nil {
 		return err
 	}
+	// The session follows upstream changes from the start: a host of
+	// 2026-07-28 never initializes (it hears of changes on
+	// subscriptions/listen).
+	fctx, cancel := context.WithCancel(ctx)
+	followed := make(chan struct{})
+	s.startOnce.Do(func() {
+		go func() {
+			defer close(followed)
+			s.follow(fctx, nil)
+		}()
+	})
 	err = s.srv.Run(ctx, t)
-	s.wait()
+	cancel()
+	<-followed
 	if ctx.Err() != nil || hostEnded(err) {
 		return nil
 	}

@@ -45,6 +45,14 @@ var codes = []diag.Entry{
 		Meaning: "A server declared connect: lazy has no entry in heddle.lock (or the runtime was opened with no lock): its tools are offered from the lock until its first call connects it, so without pins it has nothing to offer. The compiler does not read the lock, so this is found at start-up.",
 		Fix:     "Run heddle lock (it connects lazy servers too), review the lock and deploy it with the worker; or declare the server connect: eager.",
 		Example: "ai.mcp_servers.git.connect: lazy, and heddle.lock was written before git was added"},
+	{Code: diag.MCPInputUnanswered, Phase: diag.PhaseCall,
+		Meaning: "A server asked, during a call, for input heddle could not give (MCP 2026-07-28's input_required result): sampling when the runtime has no sampling handler (heddle serve and heddle call have none), sampling with tools, a kind of request heddle does not know, a handler that failed, or more rounds of input than heddle answers (10). An elicitation with no handler is not refused: it is declined, and the server decides. Behind the MCP facade, a 2026-07-28 host is asked instead, and this code is not seen. The call is refused with this code; the model reads it.",
+		Fix:     "Call the tool through a host that can answer (the MCP facade passes a server's requests for input to a 2026-07-28 host), give the runtime the handler (mcplive.Kind's Elicitation or Sampling) when you embed heddle, or ask the server's owner why the tool needs input.",
+		Example: "a tool whose server answers tools/call with resultType input_required and a sampling inputRequest, called by heddle call"},
+	{Code: diag.MCPCapabilityRequired, Phase: diag.PhaseCall,
+		Meaning: "A server of MCP 2026-07-28 refused a call because its caller did not declare a client capability the tool needs (JSON-RPC -32021): the tool would ask for input — sampling, elicitation, roots — that the caller cannot give. heddle's own client declares elicitation and sampling only when the runtime has handlers for them; behind the MCP facade, the host's own capabilities are declared, and a 2026-07-28 host gets the JSON-RPC error -32021 (HTTP 400) with this code in its data. Elsewhere the call is refused with this code; the model reads it.",
+		Fix:     "Call the tool from a host that declares the capability, give the runtime the handler (mcplive.Kind's Elicitation or Sampling) when you embed heddle, or exclude the tool from the grant.",
+		Example: "a tool that needs sampling, called through /mcp/{agent} by a host that declared only elicitation"},
 }
 
 var _ grants.Coded = Kind{}

@@ -124,6 +124,30 @@ type Source interface {
 type CallOptions struct {
 	// Progress, when set, is told of the call's progress notifications.
 	Progress func(Progress)
+	// Input, when set, hands the caller the input a server asks for
+	// during the call, rather than the kind answering it. Kinds whose
+	// sources never ask for input ignore it.
+	Input *Input
+}
+
+// Input is a caller's part in a server's requests for input during a call
+// (MCP 2026-07-28's input_required results: multi-round-trip requests),
+// when the caller's own client answers them (the MCP facade's host). A
+// call given Input returns a server's input_required result as its result
+// (InputRequests and RequestState set) instead of answering it with the
+// kind's own handlers; the caller asks its client and resumes the call
+// with a new one carrying State and Responses.
+type Input struct {
+	// Capabilities are the client capabilities of whoever answers, in the
+	// wire form of _meta's io.modelcontextprotocol/clientCapabilities: the
+	// request carries them, so that a server asks only what can be
+	// answered. nil sends the kind's own.
+	Capabilities any
+	// State and Responses resume a call: the requestState the server gave
+	// with its input_required result, and the answers to its
+	// inputRequests, by their ids.
+	State     string
+	Responses mcp.InputResponseMap
 }
 
 // Progress is one progress notification of a call.

@@ -119,7 +119,7 @@ func (h *Handle) call(ctx context.Context, name string, args map[string]any) (*m
 	}
 	defer h.src.LeaveCall()
 	scope := calldeadline.New(ctx, time.Now().Add(h.src.transportTimeout()), h.src.lingers())
-	res, err := h.src.call(scope.Context(), tools[i], args, nil)
+	res, err := h.src.call(scope.Context(), tools[i], args, driver.CallOptions{})
 	scope.End(err == nil)
 	switch {
 	case err == nil:

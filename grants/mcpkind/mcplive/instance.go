@@ -312,6 +312,9 @@ func (i *instance) newServer(name string) *server {
 		ProgressNotificationHandler: s.progress,
 		ElicitationHandler:          i.elicitationHandler(name),
 		CreateMessageHandler:        i.samplingHandler(name),
+		// A server's input_required results are answered by the source
+		// (answer), or handed to a caller that answers them itself.
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 	})
 	s.peerAttrs = peerAttributes(spec)
 	s.client.AddSendingMiddleware(s.traced)
@@ -345,6 +348,80 @@ func (i *instance) samplingHandler(name string) func(context.Context, *mcp.Creat
 	return func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 		return i.kind.Sampling(ctx, name, req)
 	}
+}
+
+// answer answers the input a server asked for during a call
+// (input_required): an elicitation with Kind.Elicitation, or declined
+// without it; a sampling request with Kind.Sampling; a roots request with
+// no roots (heddle offers none). A request that cannot be answered — a
+// sampling request without Kind.Sampling, or one with tools, which it
+// cannot take — refuses the call with MCP_INPUT_UNANSWERED.
+func (i *instance) answer(ctx context.Context, server string, reqs mcp.InputRequestMap) (mcp.InputResponseMap, error) {
+	out := make(mcp.InputResponseMap, len(reqs))
+	for _, id := range slices.Sorted(maps.Keys(reqs)) {
+		switch p := reqs[id].(type) {
+		case *mcp.ElicitParams:
+			if i.kind.Elicitation == nil {
+				out[id] = &mcp.ElicitResult{Action: "decline"}
+				continue
+			}
+			res, err := i.kind.Elicitation(ctx, server, &mcp.ElicitRequest{Params: p})
+			if err != nil {
+				return nil, diag.Wrap(diag.MCPInputUnanswered, err, "server %s asked for input (%s) and it could not be given", server, diag.Clip(id))
+			}
+			out[id] = res
+		case *mcp.CreateMessageParams:
+			res, err := i.sample(ctx, server, id, p)
+			if err != nil {
+				return nil, err
+			}
+			out[id] = res
+		case *mcp.CreateMessageWithToolsParams:
+			base, ok := baseSampling(p)
+			if !ok {
+				return nil, diag.New(diag.MCPInputUnanswered, "server %s asked for sampling with tools or several contents per message (%s), which heddle cannot give", server, diag.Clip(id))
+			}
+			res, err := i.sample(ctx, server, id, base)
+			if err != nil {
+				return nil, err
+			}
+			out[id] = res
+		case *mcp.ListRootsParams:
+			out[id] = &mcp.ListRootsResult{Roots: []*mcp.Root{}}
+		default:
+			return nil, diag.New(diag.MCPInputUnanswered, "server %s asked for input of a kind heddle does not know (%s)", server, diag.Clip(id))
+		}
+	}
+	return out, nil
+}
+
+// sample answers one sampling request with Kind.Sampling.
+func (i *instance) sample(ctx context.Context, server, id string, p *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	if i.kind.Sampling == nil {
+		return nil, diag.New(diag.MCPInputUnanswered, "server %s asked for sampling (%s), and this runtime has no sampling handler", server, diag.Clip(id))
+	}
+	res, err := i.kind.Sampling(ctx, server, &mcp.CreateMessageRequest{Params: p})
+	if err != nil {
+		return nil, diag.Wrap(diag.MCPInputUnanswered, err, "server %s asked for sampling (%s) and it could not be given", server, diag.Clip(id))
+	}
+	return res, nil
+}
+
+// baseSampling is a sampling request with tools in the form Kind.Sampling
+// takes, when it has no tools and one content per message.
+func baseSampling(p *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageParams, bool) {
+	if len(p.Tools) > 0 || p.ToolChoice != nil {
+		return nil, false
+	}
+	msgs := make([]*mcp.SamplingMessage, 0, len(p.Messages))
+	for _, m := range p.Messages {
+		if m == nil || len(m.Content) != 1 {
+			return nil, false
+		}
+		msgs = append(msgs, &mcp.SamplingMessage{Role: m.Role, Content: m.Content[0]})
+	}
+	return &mcp.CreateMessageParams{Meta: p.Meta, IncludeContext: p.IncludeContext, MaxTokens: p.MaxTokens, Messages: msgs,
+		Metadata: p.Metadata, ModelPreferences: p.ModelPreferences, StopSequences: p.StopSequences, SystemPrompt: p.SystemPrompt, Temperature: p.Temperature}, true
 }
 
 // prepare resolves the server's secrets and builds its auth strategy, once.

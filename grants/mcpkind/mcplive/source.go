@@ -2,6 +2,9 @@ package mcplive
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"path"
 	"slices"
@@ -10,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
 
@@ -148,7 +152,7 @@ func resendable(t *mcp.Tool) bool {
 
 // Call runs one tool over the shared session.
 func (m *source) Call(ctx context.Context, t *mcp.Tool, args map[string]any, opts driver.CallOptions) (*mcp.CallToolResult, error) {
-	return m.call(ctx, t, args, opts.Progress)
+	return m.call(ctx, t, args, opts)
 }
 
 func matchAny(globs []string, name string) bool {
@@ -194,29 +198,66 @@ func (s *server) onProgress(tok string, f func(driver.Progress)) (unregister fun
 
 func newProgressToken() string { return "heddle-" + strconv.FormatUint(progressSeq.Add(1), 10) }
 
-// call sends one tools/call over the shared session. A server that is not
-// ready is re-checked first (session). A request whose connection failed —
+// call sends one tools/call over the shared session, and when the server
+// asks for input (input_required), answers it and sends the call again
+// with the answers, at most maxInputRounds times; a call given
+// opts.Input hands the server's request for input to its caller instead.
+// A server that is not ready is re-checked first (session). A request whose connection failed —
 // refused, reset, ended, a 502 or 503 — makes the server down at once; one
 // that cannot have reached the server is sent once more if the re-check
 // brings the server back, and so is any request to a tool marked read-only
 // or idempotent (the operator's read_only_tools/idempotent_tools override
 // the server's hints); any other request whose connection broke is
 // reported, not repeated.
-func (m *source) call(ctx context.Context, t *mcp.Tool, args map[string]any, progress func(driver.Progress)) (*mcp.CallToolResult, error) {
+func (m *source) call(ctx context.Context, t *mcp.Tool, args map[string]any, opts driver.CallOptions) (*mcp.CallToolResult, error) {
 	params := &mcp.CallToolParams{Name: t.Name, Arguments: args}
 	if args == nil {
 		params.Arguments = map[string]any{}
 	}
-	if progress != nil {
+	if opts.Progress != nil {
 		tok := newProgressToken()
 		params.SetProgressToken(tok)
-		unregister := m.srv.onProgress(tok, progress)
+		unregister := m.srv.onProgress(tok, opts.Progress)
 		defer unregister()
+	}
+	if in := opts.Input; in != nil {
+		if in.Capabilities != nil {
+			if params.Meta == nil {
+				params.Meta = mcp.Meta{}
+			}
+			params.Meta[mcp.MetaKeyClientCapabilities] = in.Capabilities
+		}
+		params.RequestState, params.InputResponses = in.State, in.Responses
 	}
 	if !m.srv.hold() {
 		return nil, diag.New(diag.ToolUnavailable, "server %s is closed", m.srv.name)
 	}
 	defer m.srv.release()
+	for round := 1; ; round++ {
+		res, err := m.send(ctx, t, params)
+		if err != nil || !res.NeedsInput() || opts.Input != nil {
+			return res, err
+		}
+		if round >= maxInputRounds {
+			return nil, diag.New(diag.MCPInputUnanswered, "server %s asked for input %d times during a call of %s; heddle answers at most %d rounds", m.srv.name, round, t.Name, maxInputRounds)
+		}
+		answers, err := m.srv.inst.answer(ctx, m.srv.name, res.InputRequests)
+		if err != nil {
+			return nil, err
+		}
+		next := *params
+		next.InputResponses, next.RequestState = answers, res.RequestState
+		params = &next
+	}
+}
+
+// maxInputRounds bounds the rounds of input one call's server may ask for
+// (MCP 2026-07-28's input_required results) before the call is refused.
+const maxInputRounds = 10
+
+// send sends one tools/call over the shared session. A server that is not
+// ready is re-checked first (session); see call for what is resent.
+func (m *source) send(ctx context.Context, t *mcp.Tool, params *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
 			event(ctx, "heddle.retry", attribute.Int("heddle.attempt", attempt+1))
@@ -237,6 +278,9 @@ func (m *source) call(ctx context.Context, t *mcp.Tool, args map[string]any, pro
 		case failCtx:
 			return nil, ctx.Err()
 		case failProtocol:
+			if rpcErr := (*jsonrpc.Error)(nil); errors.As(err, &rpcErr) && rpcErr.Code == mcp.CodeMissingRequiredClientCapabilities {
+				return capabilityRequired(m.srv.name, t.Name, rpcErr), nil
+			}
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil
 		case failUnreachable: // not sent: the server is down until a reconnect succeeds
 			m.srv.broken(sess, err)
@@ -271,6 +315,24 @@ func (m *source) call(ctx context.Context, t *mcp.Tool, args map[string]any, pro
 			return nil, diag.Wrap(diag.ToolUnavailable, err, "the connection to server %s broke during the call, which may or may not have run; reconnecting", m.srv.name)
 		}
 	}
+}
+
+// capabilityRequired is the refusal of a call a server refused for a
+// client capability its caller did not declare (-32021): the code
+// MCP_CAPABILITY_REQUIRED, and in _meta.requiredCapabilities what the
+// server said it needs, for a front door that passes the refusal on (the
+// MCP facade answers its host -32021 with them).
+func capabilityRequired(server, tool string, rpcErr *jsonrpc.Error) *mcp.CallToolResult {
+	var data struct {
+		Required map[string]any `json:"requiredCapabilities"`
+	}
+	_ = json.Unmarshal(rpcErr.Data, &data)
+	meta := mcp.Meta{"code": string(diag.MCPCapabilityRequired)}
+	if data.Required != nil {
+		meta["requiredCapabilities"] = data.Required
+	}
+	text := fmt.Sprintf("%s: server %s needs a client capability to run %s that its caller did not declare: %s", diag.MCPCapabilityRequired, server, tool, diag.Clip(rpcErr.Message))
+	return &mcp.CallToolResult{Meta: meta, IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 }
 
 // tooLarge is the error of a call whose answer was over the server's hard
