@@ -48,6 +48,11 @@ func compileServe(dep *config.Deployment, arts []*config.Artifact) (plan.Serve, 
 				"not HOST:PORT").WithDetail("write the address the probes listen on: 127.0.0.1:8081, or :8081 on every interface (a kubelet probes the pod's IP); leave serve.probes out to serve them on the main listener only"))
 		}
 	}
+	if s.ApprovalKeyRef != nil {
+		ref := *s.ApprovalKeyRef
+		out.ApprovalKeyRef = &ref
+		ds = append(ds, grants.CheckRef(&ref, config.Join("serve", "approval_key_ref"))...)
+	}
 	if s.Auth == nil {
 		return out, ds
 	}

@@ -13,6 +13,9 @@ type Serve struct {
 	Limits ServeLimits `json:"limits"`
 	// Probes is nil when the probes are served on the main listener only.
 	Probes *ServeProbes `json:"probes,omitempty"`
+	// ApprovalKeyRef is the reference of the facade's sealing key; nil
+	// when each worker makes its own.
+	ApprovalKeyRef *setting.Ref `json:"approval_key_ref,omitempty"`
 }
 
 // The compiled serve.auth, serve.limits and serve.probes are the deployment's, checked

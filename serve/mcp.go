@@ -5,24 +5,113 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/heddlehq/heddle"
+	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/mcpfacade"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/secrets"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // newMCP is the MCP facade at /mcp/{agent}: each agent's toolset over
 // Streamable HTTP, a session per initialize, for the caller serve.auth
 // authenticated (fixed for the session). The Host and Origin checks of
 // ServeHTTP apply to it as to /v1/.
-func (s *Server) newMCP() *mcpfacade.Handler {
+//
+// A request of protocol 2026-07-28 has no session: it belongs to the
+// conversation its Heddle-Conversation header names, as on /v1/, or to one
+// of its own. The state of its input_required results is sealed with
+// serve.approval_key_ref's key, or one of the worker's own.
+func (s *Server) newMCP(ctx context.Context, res secrets.Resolver) (*mcpfacade.Handler, error) {
+	sealer, err := s.sealer(ctx, res)
+	if err != nil {
+		return nil, err
+	}
 	return mcpfacade.NewHandler(&mcpfacade.HandlerOptions{
 		// One view per session, on the live generation at each call.
 		Toolset: func(agent string) (mcpfacade.Toolset, error) {
 			return newSessionView(s.gens, agent)
 		},
+		Conversation: s.mcpConversation,
 		Agent:        func(r *http.Request) string { return r.PathValue("agent") },
-		Session:      mcpfacade.Options{Watch: s.watch, Logger: s.log},
+		Session:      mcpfacade.Options{Watch: s.watch, Logger: s.log, Sealer: sealer},
 		MaxBodyBytes: int64(s.cfg.Limits.MaxBodyBytes),
-	})
+	}), nil
+}
+
+// sealer is the facade's Sealer: serve.approval_key_ref's keys, or a key
+// of this worker's own.
+func (s *Server) sealer(ctx context.Context, res secrets.Resolver) (*mcpfacade.Sealer, error) {
+	ref := s.cfg.ApprovalKeyRef
+	if ref == nil {
+		return mcpfacade.RandomSealer(0), nil
+	}
+	v, err := res.Resolve(ctx, *ref)
+	if err != nil {
+		return nil, diag.Wrap(diag.CodeOf(err), err, "serve.approval_key_ref: %v", err)
+	}
+	sealer, err := mcpfacade.NewSealer(v.Reveal(), 0)
+	if err != nil {
+		return nil, diag.New(diag.ConfigValueInvalid, "serve.approval_key_ref (%s): %v", ref, err)
+	}
+	return sealer, nil
+}
+
+// mcpConversation is the toolset a request of 2026-07-28 serves: its
+// conversation's view (Heddle-Conversation), kept for its caller, or a
+// view of its own; each call and listing runs on the live generation.
+func (s *Server) mcpConversation(r *http.Request, agent string) (mcpfacade.Toolset, string, error) {
+	id := r.Header.Get(ConversationHeader)
+	if id == "" {
+		v, err := newSessionView(s.gens, agent)
+		return v, "", err
+	}
+	if !validConversationID(id) {
+		return nil, "", diag.New(diag.RequestInvalid, "the %s header must be 1 to %d characters of A-Z, a-z, 0-9 and ._:-", ConversationHeader, MaxConversationID)
+	}
+	key := heddle.Caller(r.Context()).Subject + "\x00" + agent + "\x00" + id
+	return &conversationToolset{s: s, r: r, agent: agent}, key, nil
+}
+
+// conversationToolset is a kept conversation's view of an agent's tools,
+// found again on the live generation at each use.
+type conversationToolset struct {
+	s     *Server
+	r     *http.Request
+	agent string
+}
+
+func (c *conversationToolset) view(ctx context.Context) (*runtime.View, func(), error) {
+	rt, done := c.s.gens.Acquire()
+	ts, err := rt.Toolset(c.agent)
+	if err != nil {
+		done()
+		return nil, nil, err
+	}
+	v, err := c.s.convs.view(c.r.WithContext(ctx), ts)
+	if err != nil {
+		done()
+		return nil, nil, err
+	}
+	return v, done, nil
+}
+
+func (c *conversationToolset) Tools(ctx context.Context) ([]runtime.Tool, error) {
+	v, done, err := c.view(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return v.Tools(ctx)
+}
+
+func (c *conversationToolset) Call(ctx context.Context, name string, args map[string]any, opts ...runtime.CallOption) (*mcp.CallToolResult, error) {
+	v, done, err := c.view(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return v.Call(ctx, name, args, opts...)
 }
 
 // watch subscribes an MCP session to the changes of its agent's tools: the

@@ -162,7 +162,9 @@ func New(ctx context.Context, rt *runtime.Runtime, opts *Options) (*Server, erro
 		return nil, err
 	}
 	s.auth = a
-	s.mcp = s.newMCP()
+	if s.mcp, err = s.newMCP(ctx, authOptions(rt, opts).Secrets); err != nil {
+		return nil, err
+	}
 	s.origin.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		Error(w, http.StatusForbidden, diag.New(diag.Forbidden, "a browser sent this request from a page of another origin (Sec-Fetch-Site or Origin): the API is for services, not for pages"))
 	}))

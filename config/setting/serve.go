@@ -20,6 +20,13 @@ type Serve struct {
 	Limits ServeLimits `koanf:"limits" json:"limits"`
 	// Probes, when set, serves the probes on a listener of their own.
 	Probes *ServeProbes `koanf:"probes" json:"probes,omitempty"`
+	// ApprovalKeyRef is the reference of the key that seals the state of
+	// the MCP facade's input_required results at protocol 2026-07-28 (an
+	// approval asked, an upstream server's input): one key of at least 32
+	// characters, or two separated by white space while a key rotates (the
+	// new one first; both open). Without it each worker makes a key of its
+	// own at start: a host must then retry at the worker that asked.
+	ApprovalKeyRef *Ref `koanf:"approval_key_ref" json:"approval_key_ref,omitempty"`
 }
 
 // ServeProbes is serve.probes: a listener of the probes' own, so that a
