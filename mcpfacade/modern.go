@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -77,8 +78,14 @@ func (s *session) callModern(ctx context.Context, req *mcp.CallToolRequest, name
 		return false, errAskHost
 	}))
 	in := &driver.Input{Capabilities: wireCapabilities(caps)}
-	if st != nil && st.Kind == stateInput {
-		in.State, in.Responses = st.Upstream, responses
+	switch {
+	case st == nil:
+		// Answers given unasked are the upstream server's to read or
+		// ignore; the facade's own (approval) is never taken without its
+		// state.
+		in.Responses = without(responses, approvalInput)
+	case st.Kind == stateInput:
+		in.State, in.Responses = st.Upstream, without(responses, approvalInput)
 	}
 	res, err := s.ts.Call(ctx, name, args, append(opts, runtime.WithInput(in))...)
 	switch {
@@ -154,6 +161,16 @@ func requestVersion(req mcp.Request) string {
 	}
 	v, _ := p.GetMeta()[mcp.MetaKeyProtocolVersion].(string)
 	return v
+}
+
+// without is m without key; m itself when it has none.
+func without(m mcp.InputResponseMap, key string) mcp.InputResponseMap {
+	if _, ok := m[key]; !ok {
+		return m
+	}
+	out := maps.Clone(m)
+	delete(out, key)
+	return out
 }
 
 // inputRequired is an input_required result (go-sdk marks it so for a
