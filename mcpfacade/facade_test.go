@@ -52,6 +52,13 @@ type host struct {
 // list_changed handler is the host's); everything ends with the test.
 func connect(t *testing.T, rt *runtime.Runtime, caller heddle.Identity, copts *mcp.ClientOptions) *host {
 	t.Helper()
+	return connectAt(t, rt, caller, copts, "")
+}
+
+// connectAt is connect with the host speaking protocol version (go-sdk's
+// own choice when ""), which the test requires it to negotiate.
+func connectAt(t *testing.T, rt *runtime.Runtime, caller heddle.Identity, copts *mcp.ClientOptions, version string) *host {
+	t.Helper()
 	ts, err := rt.Toolset("x")
 	if err != nil {
 		t.Fatal(err)
@@ -72,10 +79,13 @@ func connect(t *testing.T, rt *runtime.Runtime, caller heddle.Identity, copts *m
 		default:
 		}
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, copts).Connect(ctx, ct, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, copts).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
+	}
+	if got := cs.InitializeResult().ProtocolVersion; version != "" && got != version {
+		t.Errorf("the host negotiated %s, want %s", got, version)
 	}
 	h.cs = cs
 	t.Cleanup(func() {
@@ -166,14 +176,19 @@ func TestCallerOfTheSession(t *testing.T) {
 }
 
 // TestApprovalByElicitation: a destructive tool's call is asked of the
-// host's user: accept runs it, decline and cancel refuse it with
-// TOOL_APPROVAL_REQUIRED, and a host that cannot elicit gets the refusal
-// without being asked.
+// host's user, at 2025-11-25 by elicitation in the session, at 2026-07-28
+// by an input_required result the host answers and retries: accept runs
+// it, decline and cancel refuse it with TOOL_APPROVAL_REQUIRED, and a host
+// that cannot elicit gets the refusal without being asked.
 func TestApprovalByElicitation(t *testing.T) {
 	t.Parallel()
 	rt := openRuntime(t)
-	for _, action := range []string{"accept", "decline", "cancel", ""} {
-		t.Run("action="+action, func(t *testing.T) {
+	for _, c := range []struct{ version, action string }{
+		{"2025-11-25", "accept"}, {"2025-11-25", "decline"}, {"2025-11-25", "cancel"}, {"2025-11-25", ""},
+		{"2026-07-28", "accept"}, {"2026-07-28", "decline"}, {"2026-07-28", "cancel"}, {"2026-07-28", ""},
+	} {
+		version, action := c.version, c.action
+		t.Run(version+"/action="+action, func(t *testing.T) {
 			var asked []string
 			copts := &mcp.ClientOptions{}
 			if action != "" {
@@ -182,8 +197,8 @@ func TestApprovalByElicitation(t *testing.T) {
 					return &mcp.ElicitResult{Action: action}, nil
 				}
 			}
-			h := connect(t, rt, heddle.Identity{Subject: "alice"}, copts)
-			res := h.call(t, "add_tool", map[string]any{"name": "made_by_" + action})
+			h := connectAt(t, rt, heddle.Identity{Subject: "alice"}, copts, version)
+			res := h.call(t, "add_tool", map[string]any{"name": "made_by_" + action + version})
 			wantAsked := 1
 			switch action {
 			case "accept":
@@ -206,15 +221,26 @@ func TestApprovalByElicitation(t *testing.T) {
 }
 
 // TestListChangedIsForwarded: when an upstream server's tools change, the
-// host is sent notifications/tools/list_changed and lists the new tool.
+// host is sent notifications/tools/list_changed — in its session at
+// 2025-11-25, on its subscriptions/listen stream at 2026-07-28 — and lists
+// the new tool.
 func TestListChangedIsForwarded(t *testing.T) {
 	t.Parallel()
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			t.Parallel()
+			listChangedIsForwarded(t, version)
+		})
+	}
+}
+
+func listChangedIsForwarded(t *testing.T, version string) {
 	rt := openRuntime(t)
-	h := connect(t, rt, heddle.Identity{Subject: "alice"}, &mcp.ClientOptions{
+	h := connectAt(t, rt, heddle.Identity{Subject: "alice"}, &mcp.ClientOptions{
 		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			return &mcp.ElicitResult{Action: "accept"}, nil
 		},
-	})
+	}, version)
 	if slices.Contains(h.names(t), "fresh") {
 		t.Fatal("fresh is listed before it is added")
 	}
