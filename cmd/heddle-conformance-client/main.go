@@ -5,12 +5,18 @@
 //	heddle-conformance-client [-v] SERVER_URL
 //
 // with MCP_CONFORMANCE_SCENARIO naming the scenario and, for some,
-// MCP_CONFORMANCE_CONTEXT holding JSON credentials. The client builds a plan
-// in code — one server, transport http, authenticated as the scenario needs
-// — opens heddle's runtime on it (answering elicitations by accepting the
-// schema's defaults), lists the tools, calls what the scenario asks for,
-// and closes. It exits 0 when every step succeeded, 1 otherwise; -v logs at
-// DEBUG to stderr. integration/conformance runs the suite with it.
+// MCP_CONFORMANCE_CONTEXT holding JSON credentials or the calls to make.
+// The client builds a plan in code — one server, transport http,
+// authenticated as the scenario needs — opens heddle's runtime on it,
+// lists the tools, calls what the scenario asks for (steps), and closes.
+// It answers elicitations, asked directly or in an input_required result,
+// by accepting the schema's defaults. The protocol revision is the
+// runtime's default choice, protocol_version auto (server/discover at
+// 2026-07-28, then initialize), whatever revision the suite runs at
+// (MCP_CONFORMANCE_PROTOCOL_VERSION is not read): the suite tests what an
+// operator gets. It exits 0 when every step succeeded, 1 otherwise, and at
+// once for a scenario whose mechanism it does not have (unsupported); -v
+// logs at DEBUG to stderr. integration/conformance runs the suite with it.
 package main
 
 import (
@@ -21,6 +27,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -96,6 +103,11 @@ type scenarioContext struct {
 	IdPIDToken       string `json:"idp_id_token"`
 	IdPIssuer        string `json:"idp_issuer"`
 	IdPTokenEndpoint string `json:"idp_token_endpoint"`
+	// ToolCalls are the calls http-custom-headers asks for.
+	ToolCalls []struct {
+		Name      string         `json:"name"`
+		Arguments map[string]any `json:"arguments"`
+	} `json:"toolCalls"`
 }
 
 func runScenario(scenario, url string, sc scenarioContext, log *slog.Logger) error {
@@ -110,7 +122,7 @@ func runScenario(scenario, url string, sc scenarioContext, log *slog.Logger) err
 		Startup: plan.Startup{TimeoutMS: 15000, RemoteClients: "required"},
 		Parts: []plan.Part{mcpkind.PlanPart(mcpkind.Servers{server: {
 			Name: server, Transport: "http", URL: url, ToolPrefix: server, Auth: a,
-			TimeoutMS: 15000, Required: true, ProtocolVersion: "2025-11-25", MaxResultBytes: 1 << 20,
+			TimeoutMS: 15000, Required: true, MaxResultBytes: 1 << 20,
 		}})},
 		Agents: map[string]*plan.Agent{},
 	}
@@ -146,31 +158,117 @@ func runScenario(scenario, url string, sc scenarioContext, log *slog.Logger) err
 		return fmt.Errorf("listing tools: %w", err)
 	}
 	log.Debug("tools listed", "count", len(tools))
-	var call string
-	var args map[string]any
-	switch scenario {
-	case "tools_call":
-		call, args = "add_numbers", map[string]any{"a": 5, "b": 3}
-	case "elicitation-sep1034-client-defaults":
-		call = "test_client_elicitation_defaults"
-	case "sse-retry":
-		call = "test_reconnection"
-	default:
-		if strings.HasPrefix(scenario, "auth/") && len(tools) > 0 {
-			call = tools[0].Name // an authorized call, as well as the list
-		}
+	do := steps[scenario]
+	if do == nil && strings.HasPrefix(scenario, "auth/") {
+		do = callFirst // an authorized call, as well as the list
 	}
-	if call == "" {
-		return nil
+	if do == nil {
+		return nil // the list was the scenario: initialize, request-metadata, json-schema-ref-no-deref
 	}
-	res, err := h.Call(ctx, call, args)
+	return do(ctx, h, tools, sc)
+}
+
+// A step is what a scenario needs of the client once the tools are
+// listed.
+type step func(ctx context.Context, h *mcplive.Handle, tools []*mcp.Tool, sc scenarioContext) error
+
+// steps are the steps of the scenarios that need more than a list, by name.
+var steps = map[string]step{
+	"tools_call":                          callTool("add_numbers", map[string]any{"a": 5, "b": 3}),
+	"elicitation-sep1034-client-defaults": callTool("test_client_elicitation_defaults", nil),
+	"sse-retry":                           callTool("test_reconnection", nil),
+	// SEP-2322: each tool answers input_required (an elicitation, with or
+	// without requestState) or a result with no resultType; the mcp kind
+	// answers and retries, and the mock checks the retries and that the
+	// unrelated call carries nothing of the others.
+	"sep-2322-client-request-state": callTools("test_mrtr_echo_state", "test_mrtr_no_state", "test_mrtr_unrelated", "test_mrtr_no_result_type"),
+	// SEP-2243: a call shows the Mcp-Method and Mcp-Name headers; the calls
+	// the context lists show the Mcp-Param-* headers of their x-mcp-header
+	// arguments; every tool the client kept is called, and the mock checks
+	// that none of those with an invalid x-mcp-header was.
+	"http-standard-headers":     callFirst,
+	"http-custom-headers":       callContext,
+	"http-invalid-tool-headers": callEach(map[string]any{"region": "us-west1"}),
+	// SEP-1613: the focal tool's inputSchema goes back to the mock as it
+	// was listed, which shows what the client kept of it.
+	"json-schema-2020-12-preservation": echoSchema("json_schema_2020_12_tool", "json_schema_echo"),
+}
+
+// call calls one tool and requires a result that is not an error.
+func call(ctx context.Context, h *mcplive.Handle, name string, args map[string]any) error {
+	res, err := h.Call(ctx, name, args)
 	if err != nil {
-		return fmt.Errorf("calling %s: %w", call, err)
+		return fmt.Errorf("calling %s: %w", name, err)
 	}
 	if res.IsError {
-		return fmt.Errorf("calling %s: the tool reported an error", call)
+		return fmt.Errorf("calling %s: the tool reported an error", name)
 	}
 	return nil
+}
+
+func callTool(name string, args map[string]any) step {
+	return func(ctx context.Context, h *mcplive.Handle, _ []*mcp.Tool, _ scenarioContext) error {
+		return call(ctx, h, name, args)
+	}
+}
+
+// callTools calls each tool in turn, with no arguments.
+func callTools(names ...string) step {
+	return func(ctx context.Context, h *mcplive.Handle, _ []*mcp.Tool, _ scenarioContext) error {
+		for _, name := range names {
+			if err := call(ctx, h, name, nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// callFirst calls the first tool listed, with no arguments.
+func callFirst(ctx context.Context, h *mcplive.Handle, tools []*mcp.Tool, _ scenarioContext) error {
+	if len(tools) == 0 {
+		return errors.New("the server lists no tools")
+	}
+	return call(ctx, h, tools[0].Name, nil)
+}
+
+// callEach calls every tool listed, with args.
+func callEach(args map[string]any) step {
+	return func(ctx context.Context, h *mcplive.Handle, tools []*mcp.Tool, _ scenarioContext) error {
+		if len(tools) == 0 {
+			return errors.New("the server lists no tools")
+		}
+		for _, t := range tools {
+			if err := call(ctx, h, t.Name, args); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// callContext makes the calls MCP_CONFORMANCE_CONTEXT lists, in order.
+func callContext(ctx context.Context, h *mcplive.Handle, _ []*mcp.Tool, sc scenarioContext) error {
+	if len(sc.ToolCalls) == 0 {
+		return errors.New("MCP_CONFORMANCE_CONTEXT lists no toolCalls")
+	}
+	for _, c := range sc.ToolCalls {
+		if err := call(ctx, h, c.Name, c.Arguments); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// echoSchema calls echo with the inputSchema of focal as it was listed.
+func echoSchema(focal, echo string) step {
+	return func(ctx context.Context, h *mcplive.Handle, tools []*mcp.Tool, _ scenarioContext) error {
+		i := slices.IndexFunc(tools, func(t *mcp.Tool) bool { return t.Name == focal })
+		if i < 0 {
+			return fmt.Errorf("the server lists no tool %s", focal)
+		}
+		return call(ctx, h, echo, map[string]any{"schema": tools[i].InputSchema})
+	}
 }
 
 func ref(name string) *config.Ref {
@@ -178,19 +276,29 @@ func ref(name string) *config.Ref {
 	return &r
 }
 
+// unsupported are the auth scenarios whose mechanism neither heddle's
+// oauth strategy nor go-sdk v1.8.0 has: the client stops at once, with the
+// reason, rather than trying another flow the mock refuses.
+var unsupported = map[string]string{
+	"auth/client-credentials-jwt": "private_key_jwt client authentication (SEP-1046, RFC 7523 client assertions) is not supported: go-sdk v1.8.0's client-credentials handler authenticates with a client secret only",
+	"auth/wif-jwt-bearer":         "the JWT-bearer grant of workload identity federation (SEP-1933) is not supported by heddle's oauth strategy or go-sdk v1.8.0",
+	"auth/dpop":                   "DPoP sender-constrained tokens (SEP-1932, RFC 9449) are not supported by heddle's oauth strategy or go-sdk v1.8.0",
+	"auth/dpop-nonce":             "DPoP sender-constrained tokens (SEP-1932, RFC 9449) are not supported by heddle's oauth strategy or go-sdk v1.8.0",
+}
+
 // authFor returns the scenario's auth block, as an operator would write it.
 func authFor(scenario string, sc scenarioContext) (*plan.Auth, error) {
 	switch {
 	case !strings.HasPrefix(scenario, "auth/"):
 		return nil, nil
-	case scenario == "auth/client-credentials-jwt":
-		return nil, errors.New("private_key_jwt client authentication is not supported (go-sdk v1.8.0 has no handler for it)")
+	case unsupported[scenario] != "":
+		return nil, errors.New(unsupported[scenario])
 	case scenario == "auth/client-credentials-basic":
 		return &plan.Auth{Kind: "oauth", Settings: map[string]any{
 			"flow": "client_credentials", "client_id": sc.ClientID, "client_secret_ref": ref("CLIENT_SECRET"),
 			"token_endpoint_auth": "client_secret_basic",
 		}}, nil
-	case scenario == "auth/cross-app-access-complete-flow":
+	case scenario == "auth/enterprise-managed-authorization": // SEP-990
 		return &plan.Auth{Kind: "oauth", Settings: map[string]any{
 			"flow": "enterprise", "client_id": sc.ClientID, "client_secret_ref": ref("CLIENT_SECRET"),
 			"token_endpoint_auth": "client_secret_basic",

