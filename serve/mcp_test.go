@@ -37,6 +37,13 @@ func (a asCaller) RoundTrip(r *http.Request) (*http.Response, error) {
 // roles).
 func connectMCP(t *testing.T, f *front, agent, subject, roles string) *mcp.ClientSession {
 	t.Helper()
+	return connectMCPAt(t, f, agent, subject, roles, "2025-11-25")
+}
+
+// connectMCPAt is connectMCP with the host speaking protocol version:
+// "2025-11-25" opens a session, "2026-07-28" has none.
+func connectMCPAt(t *testing.T, f *front, agent, subject, roles, version string) *mcp.ClientSession {
+	t.Helper()
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -44,9 +51,12 @@ func connectMCP(t *testing.T, f *front, agent, subject, roles string) *mcp.Clien
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{
 		Endpoint:   f.url + "/mcp/" + agent,
 		HTTPClient: &http.Client{Transport: asCaller{subject: subject, roles: roles, base: tr}},
-	}, nil)
+	}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatalf("connect to /mcp/%s: %v", agent, err)
+	}
+	if got := cs.InitializeResult().ProtocolVersion; got != version {
+		t.Fatalf("the host negotiated %s, want %s", got, version)
 	}
 	t.Cleanup(func() { _ = cs.Close() })
 	return cs
@@ -116,6 +126,19 @@ func TestMCPFacade(t *testing.T) {
 	sam := connectMCP(t, f, "tools", "sam", "sre")
 	if res, err := sam.CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 1, "b": 2}}); err != nil || res.IsError {
 		t.Errorf("add as sam, an sre: %v %v", res, err)
+	}
+	// At 2026-07-28 each request is its caller's: no session to share.
+	for _, c := range []struct {
+		subject, roles string
+		want           diag.Code
+	}{{"alice", "dev", diag.ToolDenied}, {"sam", "sre", ""}} {
+		modern := connectMCPAt(t, f, "tools", c.subject, c.roles, "2026-07-28")
+		if res, err := modern.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "stateless"}}); err != nil || plantest.Text(res) != "stateless" {
+			t.Errorf("echo at 2026-07-28 as %s: %v %v", c.subject, res, err)
+		}
+		if res, err := modern.CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 1, "b": 2}}); err != nil || runtime.RefusalCode(res) != c.want {
+			t.Errorf("add at 2026-07-28 as %s: %v %v, want code %q", c.subject, res, err, c.want)
+		}
 	}
 
 	// alice's session, used by bob, or at another path.
