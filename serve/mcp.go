@@ -167,7 +167,8 @@ func forwardEvents(ctx context.Context, events <-chan runtime.Event, changed <-c
 // routeMCP registers /mcp/{agent}: POST carries the host's messages (a
 // call's POST takes a place among serve.limits.max_in_flight), GET the
 // session's stream of the server's own messages (list_changed), which is
-// not bound by serve.limits.write_timeout_ms, DELETE ends a session.
+// not bound by serve.limits.write_timeout_ms, nor is a 2026-07-28 host's
+// subscriptions/listen; DELETE ends a session.
 func (s *Server) routeMCP(handle func(method, path string, h http.Handler)) {
 	h := s.authenticated(func(w http.ResponseWriter, r *http.Request) {
 		rt, done := s.gens.Acquire()
@@ -177,13 +178,18 @@ func (s *Server) routeMCP(handle func(method, path string, h http.Handler)) {
 			s.runtimeError(w, r, err)
 			return
 		}
-		switch r.Method {
-		case http.MethodPost:
+		switch {
+		case r.Method == http.MethodPost && r.Header.Get("Mcp-Method") == "subscriptions/listen":
+			// A 2026-07-28 host's stream of the server's own messages, as
+			// GET is a session's: it lasts as long as the host listens (go-sdk
+			// refuses a header that does not match the body's method).
+			_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+		case r.Method == http.MethodPost:
 			if !s.admit(w) {
 				return
 			}
 			defer s.release()
-		case http.MethodGet:
+		case r.Method == http.MethodGet:
 			_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 		}
 		s.mcp.ServeHTTP(w, r)

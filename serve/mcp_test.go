@@ -231,3 +231,89 @@ func TestMCPReload(t *testing.T) {
 	}
 	_ = gens.Close()
 }
+
+// inConversation adds the Heddle-Conversation header to each request.
+type inConversation struct {
+	id   string
+	base http.RoundTripper
+}
+
+func (c inConversation) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(serve.ConversationHeader, c.id)
+	return c.base.RoundTrip(r)
+}
+
+// TestMCPConversationAt2026: hosts of 2026-07-28 have no session: the
+// requests naming one conversation (Heddle-Conversation) share what
+// load_tools loaded, for their caller only, and a host listening in the
+// conversation (subscriptions/listen) is sent list_changed when it loads.
+func TestMCPConversationAt2026(t *testing.T) {
+	f := startFront(t, trustLoopback+inMemoryServer, map[string]string{"d": deferAgent})
+	connect := func(subject, conv string, changed chan<- struct{}) *mcp.ClientSession {
+		t.Helper()
+		tr := &http.Transport{}
+		t.Cleanup(tr.CloseIdleConnections)
+		copts := &mcp.ClientOptions{}
+		if changed != nil {
+			copts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) {
+				select {
+				case changed <- struct{}{}:
+				default:
+				}
+			}
+		}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, copts).Connect(t.Context(), &mcp.StreamableClientTransport{
+			Endpoint:   f.url + "/mcp/d",
+			HTTPClient: &http.Client{Transport: inConversation{id: conv, base: asCaller{subject: subject, base: tr}}},
+		}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cs.Close() })
+		if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+			t.Fatalf("negotiated %s, want 2026-07-28", v)
+		}
+		return cs
+	}
+	names := func(cs *mcp.ClientSession) string {
+		t.Helper()
+		res, err := cs.ListTools(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, tool := range res.Tools {
+			out = append(out, tool.Name)
+		}
+		return strings.Join(out, " ")
+	}
+	changed := make(chan struct{}, 4)
+	listener := connect("alice", "c1", changed)
+	caller := connect("alice", "c1", nil)
+	other := connect("alice", "c2", nil)
+	bob := connect("bob", "c1", nil)
+	if got := names(listener); strings.Contains(got, "add") {
+		t.Fatalf("before load_tools the conversation lists %s", got)
+	}
+	res, err := caller.CallTool(t.Context(), &mcp.CallToolParams{Name: "load_tools", Arguments: map[string]any{"names": []string{"add"}}})
+	if err != nil || res.IsError {
+		t.Fatalf("load_tools: %v %v", res, err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the conversation's listener heard no list_changed within 10 s of load_tools")
+	}
+	if got := names(listener); !strings.Contains(got, "add") {
+		t.Errorf("after load_tools the conversation lists %s, without add", got)
+	}
+	if res, err := caller.CallTool(t.Context(), &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 1, "b": 2}}); err != nil || res.IsError {
+		t.Errorf("add in the conversation that loaded it: %v %v", res, err)
+	}
+	for who, cs := range map[string]*mcp.ClientSession{"another conversation": other, "another caller's c1": bob} {
+		if got := names(cs); strings.Contains(got, "add") {
+			t.Errorf("%s lists %s: what c1 loaded is alice's c1's alone", who, got)
+		}
+	}
+}
