@@ -249,7 +249,9 @@ func (c inConversation) RoundTrip(r *http.Request) (*http.Response, error) {
 // load_tools loaded, for their caller only, and a host listening in the
 // conversation (subscriptions/listen) is sent list_changed when it loads.
 func TestMCPConversationAt2026(t *testing.T) {
-	f := startFront(t, trustLoopback+inMemoryServer, map[string]string{"d": deferAgent})
+	// A write timeout shorter than the test: a listening host's stream
+	// outlives it.
+	f := startFront(t, trustLoopback+"  limits: {write_timeout_ms: 300}\n"+inMemoryServer, map[string]string{"d": deferAgent})
 	connect := func(subject, conv string, changed chan<- struct{}) *mcp.ClientSession {
 		t.Helper()
 		tr := &http.Transport{}
@@ -296,6 +298,7 @@ func TestMCPConversationAt2026(t *testing.T) {
 	if got := names(listener); strings.Contains(got, "add") {
 		t.Fatalf("before load_tools the conversation lists %s", got)
 	}
+	time.Sleep(600 * time.Millisecond) // past write_timeout_ms: the listener's stream must outlive it
 	res, err := caller.CallTool(t.Context(), &mcp.CallToolParams{Name: "load_tools", Arguments: map[string]any{"names": []string{"add"}}})
 	if err != nil || res.IsError {
 		t.Fatalf("load_tools: %v %v", res, err)
@@ -308,12 +311,41 @@ func TestMCPConversationAt2026(t *testing.T) {
 	if got := names(listener); !strings.Contains(got, "add") {
 		t.Errorf("after load_tools the conversation lists %s, without add", got)
 	}
-	if res, err := caller.CallTool(t.Context(), &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 1, "b": 2}}); err != nil || res.IsError {
+	res, err = caller.CallTool(t.Context(), &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 1, "b": 2}})
+	if err != nil || res.IsError {
 		t.Errorf("add in the conversation that loaded it: %v %v", res, err)
 	}
 	for who, cs := range map[string]*mcp.ClientSession{"another conversation": other, "another caller's c1": bob} {
 		if got := names(cs); strings.Contains(got, "add") {
 			t.Errorf("%s lists %s: what c1 loaded is alice's c1's alone", who, got)
 		}
+	}
+}
+
+// TestMCPListenNotInFlight: a 2026-07-28 host's subscriptions/listen does
+// not hold one of serve.limits.max_in_flight's places: with one place and
+// a host listening, a call is served.
+func TestMCPListenNotInFlight(t *testing.T) {
+	f := startFront(t, trustLoopback+"  limits: {max_in_flight: 1}\n"+inMemoryServer, map[string]string{"tools": mcpAgent})
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {},
+	}).Connect(t.Context(), &mcp.StreamableClientTransport{
+		Endpoint:   f.url + "/mcp/tools",
+		HTTPClient: &http.Client{Transport: asCaller{subject: "alice", base: tr}},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("negotiated %s, want 2026-07-28 (and its subscriptions/listen)", v)
+	}
+	req := f.mcpRequest("POST", "/mcp/tools", `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, "alice")
+	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "tools/list")
+	if r := f.send(req); r.status != http.StatusOK || !r.contains(`"echo"`) {
+		t.Errorf("tools/list while a host listens, with one place in flight: %d %s", r.status, r.body)
 	}
 }
