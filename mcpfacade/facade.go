@@ -1,5 +1,7 @@
 package mcpfacade
 
+//lint:file-ignore SA1019 roots and sampling are deprecated from protocol 2026-07-28 on, but servers and hosts still ask for and give them: a server's requests for input pass through.
+
 import (
 	"context"
 	"crypto/sha256"
