@@ -34,6 +34,8 @@ type Sealer struct {
 
 	mu    sync.Mutex
 	spent map[string]time.Time // id → expiry of the states accepted
+	// pruned is when spent was last rid of expired ids.
+	pruned time.Time
 }
 
 // DefaultStateTTL is how long a sealed requestState is accepted.
@@ -205,15 +207,18 @@ func (s *Sealer) spend(id string, expires, now time.Time) error {
 	if _, used := s.spent[id]; used {
 		return diag.New(diag.RequestStateInvalid, "the requestState was used already: each is accepted once; start the call again without it")
 	}
-	if len(s.spent) >= maxSpent {
+	// Expired ids are forgotten once a minute, and at most once a second
+	// while the bound is reached.
+	if since := now.Sub(s.pruned); since >= time.Minute || len(s.spent) >= maxSpent && since >= time.Second {
+		s.pruned = now
 		for k, exp := range s.spent {
 			if !now.Before(exp) {
 				delete(s.spent, k)
 			}
 		}
-		if len(s.spent) >= maxSpent {
-			return diag.New(diag.RequestStateInvalid, "too many calls await their host's input; try again later")
-		}
+	}
+	if len(s.spent) >= maxSpent {
+		return diag.New(diag.RequestStateInvalid, "too many calls await their host's input; try again later")
 	}
 	s.spent[id] = expires
 	return nil

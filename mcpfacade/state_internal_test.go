@@ -109,3 +109,36 @@ func TestNewSealerKeys(t *testing.T) {
 		t.Errorf("two keys: %v", err)
 	}
 }
+
+// TestSealerForgetsExpired: the ids of accepted states are kept until they
+// expire, then forgotten, so memory follows the states in flight.
+func TestSealerForgetsExpired(t *testing.T) {
+	s, err := NewSealer(keyA, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1_800_000_000, 0)
+	s.now = func() time.Time { return now }
+	b := bind("ops", heddle.Identity{Subject: "alice"}, "t", nil)
+	accept := func() {
+		t.Helper()
+		text, err := s.seal(state{Kind: stateInput}, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.open(text, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 5 {
+		accept()
+	}
+	if n := len(s.spent); n != 5 {
+		t.Fatalf("%d ids kept, want 5", n)
+	}
+	now = now.Add(2 * time.Minute)
+	accept()
+	if n := len(s.spent); n != 1 {
+		t.Errorf("%d ids kept after the first five expired, want 1", n)
+	}
+}
