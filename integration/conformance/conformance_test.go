@@ -85,21 +85,8 @@ func TestConformance(t *testing.T) {
 				scored = s
 			}
 			results := filepath.Join(tmp, "results-"+run.name)
-			ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, node, append([]string{"-r", filepath.Join(dir, "..", "listen-localhost.cjs"), index,
-				"client", "--command", client, "--expected-failures", baselineFile, "-o", results}, run.args...)...)
-			cmd.Dir = tmp
-			cmd.Env = append(os.Environ(), "NO_COLOR=1")
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-			cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-			cmd.WaitDelay = 5 * time.Second
-			var out bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &out
-			start := time.Now()
-			runErr := cmd.Run()
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // scenario servers left behind, if any
-			t.Logf("the suite ran in %s", time.Since(start).Round(time.Millisecond))
+			out, runErr := runSuite(t, 90*time.Second, node, index, dir, tmp,
+				append([]string{"client", "--command", client, "--expected-failures", baselineFile, "-o", results}, run.args...)...)
 
 			scenarios, err := readResults(results)
 			if err != nil {
@@ -346,4 +333,27 @@ func tail(s string, lines int) string {
 		l = l[len(l)-lines:]
 	}
 	return strings.Join(l, "\n")
+}
+
+// runSuite runs the suite (node index, preloaded with
+// listen-localhost.cjs from dir's parent) in tmp with args, within
+// timeout, and returns its output and its exit; its process group is
+// killed once it ends, scenario servers left behind with it.
+func runSuite(t *testing.T, timeout time.Duration, node, index, dir, tmp string, args ...string) (*bytes.Buffer, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, append([]string{"-r", filepath.Join(dir, "..", "listen-localhost.cjs"), index}, args...)...)
+	cmd.Dir = tmp
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	err := cmd.Run()
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	t.Logf("the suite ran in %s", time.Since(start).Round(time.Millisecond))
+	return &out, err
 }

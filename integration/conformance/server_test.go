@@ -3,7 +3,6 @@ package conformance
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -80,21 +79,9 @@ func TestServerConformance(t *testing.T) {
 	for _, rev := range []string{"2025-11-25", "2026-07-28"} {
 		t.Run(rev, func(t *testing.T) {
 			results := filepath.Join(tmp, "results-"+rev)
-			ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, node, "-r", filepath.Join(dir, "..", "listen-localhost.cjs"), index,
+			out, runErr := runSuite(t, 120*time.Second, node, index, dir, tmp,
 				"server", "--url", base+"/mcp/everything", "--requirements", rev,
 				"--expected-failures", filepath.Join(dir, "expected-server-failures-"+rev+".yml"), "-o", results)
-			cmd.Dir = tmp
-			cmd.Env = append(os.Environ(), "NO_COLOR=1")
-			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-			cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-			cmd.WaitDelay = 5 * time.Second
-			var out bytes.Buffer
-			cmd.Stdout, cmd.Stderr = &out, &out
-			start := time.Now()
-			runErr := cmd.Run()
-			t.Logf("the suite ran in %s", time.Since(start).Round(time.Millisecond))
 
 			scenarios, err := readResults(results)
 			if err != nil {
