@@ -10,7 +10,6 @@ import (
 	"github.com/heddlehq/heddle/mcpfacade"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/secrets"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // newMCP is the MCP facade at /mcp/{agent}: each agent's toolset over
@@ -70,7 +69,8 @@ func (s *Server) mcpConversation(r *http.Request, agent string) (mcpfacade.Tools
 		return nil, "", diag.New(diag.RequestInvalid, "the %s header must be 1 to %d characters of A-Z, a-z, 0-9 and ._:-", ConversationHeader, MaxConversationID)
 	}
 	key := heddle.Caller(r.Context()).Subject + "\x00" + agent + "\x00" + id
-	return &conversationToolset{s: s, r: r, agent: agent}, key, nil
+	c := &conversationToolset{s: s, r: r, agent: agent}
+	return liveView(c.view), key, nil
 }
 
 // conversationToolset is a kept conversation's view of an agent's tools,
@@ -94,24 +94,6 @@ func (c *conversationToolset) view(ctx context.Context) (*runtime.View, func(), 
 		return nil, nil, err
 	}
 	return v, done, nil
-}
-
-func (c *conversationToolset) Tools(ctx context.Context) ([]runtime.Tool, error) {
-	v, done, err := c.view(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	return v.Tools(ctx)
-}
-
-func (c *conversationToolset) Call(ctx context.Context, name string, args map[string]any, opts ...runtime.CallOption) (*mcp.CallToolResult, error) {
-	v, done, err := c.view(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	return v.Call(ctx, name, args, opts...)
 }
 
 // watch subscribes an MCP session to the changes of its agent's tools: the

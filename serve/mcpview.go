@@ -57,7 +57,20 @@ func (v *sessionView) current(ctx context.Context) (*runtime.View, func(), error
 }
 
 func (v *sessionView) Tools(ctx context.Context) ([]runtime.Tool, error) {
-	view, done, err := v.current(ctx)
+	return liveView(v.current).Tools(ctx)
+}
+
+func (v *sessionView) Call(ctx context.Context, name string, args map[string]any, opts ...runtime.CallOption) (*mcp.CallToolResult, error) {
+	return liveView(v.current).Call(ctx, name, args, opts...)
+}
+
+// liveView is a toolset whose view is found at each operation, with the
+// release of the generation it is on: a session's (sessionView.current),
+// a kept conversation's (conversationToolset.view).
+type liveView func(ctx context.Context) (*runtime.View, func(), error)
+
+func (f liveView) Tools(ctx context.Context) ([]runtime.Tool, error) {
+	view, done, err := f(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -65,8 +78,8 @@ func (v *sessionView) Tools(ctx context.Context) ([]runtime.Tool, error) {
 	return view.Tools(ctx)
 }
 
-func (v *sessionView) Call(ctx context.Context, name string, args map[string]any, opts ...runtime.CallOption) (*mcp.CallToolResult, error) {
-	view, done, err := v.current(ctx)
+func (f liveView) Call(ctx context.Context, name string, args map[string]any, opts ...runtime.CallOption) (*mcp.CallToolResult, error) {
+	view, done, err := f(ctx)
 	if err != nil {
 		return nil, err
 	}
