@@ -41,8 +41,10 @@ var benchCaller = heddle.Identity{Subject: "bench", Roles: []string{"dev"}}
 
 // benchSides opens agent b (the use case facade.echo and the test MCP
 // server's echo over an in-memory transport) and returns, for tool, one
-// call on each side: inprocess, facade (in-memory transports) and http
-// (Streamable HTTP on 127.0.0.1). Everything is closed when b ends.
+// call on each side: inprocess, facade (in-memory transports), http
+// (Streamable HTTP on 127.0.0.1, protocol 2026-07-28: a server per
+// request) and http-2025 (the same at 2025-11-25: a session). Everything
+// is closed when b ends.
 func benchSides(b *testing.B, tool string) map[string]func() error {
 	b.Helper()
 	p := plantest.Must(b, inMemoryServer, map[string]string{"b": "capabilities: [{kind: mcp, server: srv}, {kind: usecase, keys: [facade.echo]}]\n"}, "facade.echo")
@@ -84,8 +86,15 @@ func benchSides(b *testing.B, tool string) map[string]func() error {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// The same at 2025-11-25: a session (web is at 2026-07-28, a server
+	// per request).
+	web2025, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: &http.Client{Transport: tr}}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		b.Fatal(err)
+	}
 	b.Cleanup(func() {
 		_ = web.Close()
+		_ = web2025.Close()
 		_ = h.Close()
 		tr.CloseIdleConnections()
 		srv.Close()
@@ -109,8 +118,9 @@ func benchSides(b *testing.B, tool string) map[string]func() error {
 			}
 			return err
 		},
-		"facade": over(mem),
-		"http":   over(web),
+		"facade":    over(mem),
+		"http":      over(web),
+		"http-2025": over(web2025),
 	}
 }
 
@@ -122,7 +132,7 @@ var benchFacadeTools = []struct{ name, tool string }{{"usecase", "facade_echo"},
 func BenchmarkFacadeCall(b *testing.B) {
 	for _, bt := range benchFacadeTools {
 		sides := benchSides(b, bt.tool)
-		for _, side := range []string{"inprocess", "facade", "http"} {
+		for _, side := range []string{"inprocess", "facade", "http", "http-2025"} {
 			b.Run(bt.name+"/"+side, func(b *testing.B) {
 				call := sides[side]
 				b.ReportAllocs()
@@ -140,7 +150,7 @@ func BenchmarkFacadeCall(b *testing.B) {
 // order drawn at random, so that the machine's drift hits all alike; it
 // reports each side's median and the facade's ratio to in process.
 func BenchmarkFacadeOverhead(b *testing.B) {
-	names := []string{"inprocess", "facade", "http"}
+	names := []string{"inprocess", "facade", "http", "http-2025"}
 	for _, bt := range benchFacadeTools {
 		sides := benchSides(b, bt.tool)
 		b.Run(bt.name, func(b *testing.B) {
@@ -150,6 +160,8 @@ func BenchmarkFacadeOverhead(b *testing.B) {
 			b.ReportMetric(p50["http"]/1e3, "http-p50-µs")
 			b.ReportMetric(p50["facade"]/p50["inprocess"], "facade/inprocess")
 			b.ReportMetric(p50["http"]/p50["inprocess"], "http/inprocess")
+			b.ReportMetric(p50["http-2025"]/1e3, "http-2025-p50-µs")
+			b.ReportMetric(p50["http-2025"]/p50["inprocess"], "http-2025/inprocess")
 		})
 	}
 }

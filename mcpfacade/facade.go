@@ -80,9 +80,10 @@ type session struct {
 	sealer *Sealer
 
 	// syncMu serialises sync; offered is the hash of each tool's definition
-	// on srv, by name.
+	// on srv, by name; scope is which tools srv holds (nil: all).
 	syncMu  sync.Mutex
 	offered map[string][32]byte
+	scope   scope
 	// names are offered's names as the last sync left them, read by every
 	// tools/call without waiting for a sync in progress.
 	names atomic.Pointer[map[string]bool]
@@ -96,10 +97,19 @@ type session struct {
 	ended func()
 }
 
-// newSession builds a session's server with the toolset's tools on it. The
-// error is the listing's: the context's, or TOOL_NAME_CONFLICT.
-func newSession(ctx context.Context, ts Toolset, opts *Options, sessionID func() string) (*session, error) {
-	s := &session{ts: ts, offered: map[string][32]byte{}, started: make(chan struct{}), done: make(chan struct{})}
+// A scope says which of the toolset's tools a session's server holds
+// before its host lists them: nil is all of them. A server made for one
+// request of 2026-07-28 holds the tool it calls, or none (its tools/list
+// lists them all then): building a tool costs more than most calls.
+type scope func(name string) bool
+
+// noTools is the scope of a request that calls and lists no tool.
+func noTools(string) bool { return false }
+
+// newSession builds a session's server with the toolset's tools of scope on
+// it. The error is the listing's: the context's, or TOOL_NAME_CONFLICT.
+func newSession(ctx context.Context, ts Toolset, opts *Options, sessionID func() string, sc scope) (*session, error) {
+	s := &session{ts: ts, offered: map[string][32]byte{}, started: make(chan struct{}), done: make(chan struct{}), scope: sc}
 	if opts != nil {
 		s.opts = *opts
 	}
@@ -139,6 +149,9 @@ func (s *session) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "tools/list":
+			s.syncMu.Lock()
+			s.scope = nil // a host that lists sees every tool
+			s.syncMu.Unlock()
 			if err := s.sync(ctx); err != nil {
 				s.log.Warn("the agent's tools could not be listed; the host is given the last list", "agent", s.opts.Agent, "code", diag.CodeOf(err))
 			}
@@ -149,7 +162,12 @@ func (s *session) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			// it or refuses it with a code, rather than to go-sdk, which
 			// would answer a JSON-RPC error without one.
 			if r, ok := req.(*mcp.CallToolRequest); ok && r.Params != nil && !s.isOffered(r.Params.Name) {
-				return s.handler(r.Params.Name)(ctx, r)
+				res, err := s.handler(r.Params.Name)(ctx, r)
+				if err == nil && isModern(r) {
+					// go-sdk marks the results of the tools it calls.
+					res = withResultType(res)
+				}
+				return res, err
 			}
 		}
 		return next(ctx, method, req)
@@ -245,6 +263,9 @@ func (s *session) sync(ctx context.Context) error {
 	}
 	want := make(map[string]*mcp.Tool, len(tools))
 	for _, t := range tools {
+		if s.scope != nil && !s.scope(t.Name) {
+			continue
+		}
 		want[t.Name] = mcpTool(t)
 	}
 	var gone []string

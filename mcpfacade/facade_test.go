@@ -2,6 +2,9 @@ package mcpfacade_test
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -276,6 +279,20 @@ func TestNamesTheInvokeAPIAccepts(t *testing.T) {
 	if code, _ := res.Meta["code"].(string); !res.IsError || code != string(diag.ToolUnknown) {
 		t.Errorf("an unknown name: %+v, want a TOOL_UNKNOWN refusal", res)
 	}
+	// A destructive tool by its dotted name asks approval as by its own,
+	// at either revision.
+	for _, version := range []string{"2025-11-25", "2026-07-28"} {
+		asked := 0
+		h := connectAt(t, openRuntime(t), heddle.Identity{Subject: "alice"}, &mcp.ClientOptions{
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				asked++
+				return &mcp.ElicitResult{Action: "accept"}, nil
+			},
+		}, version)
+		if res := h.call(t, "srv.add_tool", map[string]any{"name": "dotted"}); res.IsError || asked != 1 {
+			t.Errorf("srv.add_tool at %s: %s (code %q) after %d approvals asked, want it run after 1", version, text(res), runtime.RefusalCode(res), asked)
+		}
+	}
 }
 
 // text is a result's text content.
@@ -287,4 +304,40 @@ func text(res *mcp.CallToolResult) string {
 		}
 	}
 	return b.String()
+}
+
+// TestResultTypeOfNamesNotOffered: at 2026-07-28 a call by a name the host
+// was not offered (a dotted name) is answered with its resultType, as a
+// call of a tool on the server is: input_required when it asks approval.
+func TestResultTypeOfNamesNotOffered(t *testing.T) {
+	t.Parallel()
+	rt := openRuntime(t)
+	ts, err := rt.Toolset("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := mcpfacade.NewHandler(&mcpfacade.HandlerOptions{
+		Toolset: func(string) (mcpfacade.Toolset, error) { return ts, nil },
+		Agent:   func(*http.Request) string { return "x" },
+	})
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() { _ = h.Close(); srv.Close() })
+	for _, c := range []struct{ name, want string }{{"srv.add_tool", "input_required"}, {"add_tool", "input_required"}, {"srv.echo", "complete"}} {
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + c.name + `","arguments":{"name":"n","text":"t"},` +
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}}}`
+		req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(body))
+		for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+			"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": c.name} {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(b), `"resultType":"`+c.want+`"`) {
+			t.Errorf("%s: %s, want resultType %s", c.name, b, c.want)
+		}
+	}
 }

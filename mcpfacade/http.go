@@ -173,7 +173,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	so := h.opts.Session
 	so.Agent, so.Caller = agent, caller
 	id := rand.Text()
-	s, err := newSession(r.Context(), ts, &so, func() string { return id })
+	s, err := newSession(r.Context(), ts, &so, func() string { return id }, nil)
 	if err != nil {
 		if r.Context().Err() == nil {
 			writeError(w, http.StatusBadGateway, err)
@@ -248,7 +248,16 @@ func (h *Handler) serveModern(w http.ResponseWriter, r *http.Request, agent stri
 	if !listen {
 		so.Watch = nil
 	}
-	s, err := newSession(r.Context(), ts, &so, nil)
+	var sc scope
+	switch r.Header.Get("Mcp-Method") { // go-sdk refuses one that is not the body's
+	case "tools/call":
+		name := r.Header.Get("Mcp-Name")
+		sc = func(tool string) bool { return tool == name }
+	case "tools/list", "subscriptions/listen":
+	default:
+		sc = noTools
+	}
+	s, err := newSession(r.Context(), ts, &so, nil, sc)
 	if err != nil {
 		if r.Context().Err() == nil {
 			writeError(w, http.StatusBadGateway, err)

@@ -175,6 +175,28 @@ func without(m mcp.InputResponseMap, key string) mcp.InputResponseMap {
 	return out
 }
 
+// withResultType is res with its resultType, for a request of 2026-07-28:
+// input_required when it asks for input, complete otherwise. go-sdk sets
+// it on the results of the tools on a server, and reads it only from the
+// wire: a result is written with it and read back.
+func withResultType(res *mcp.CallToolResult) *mcp.CallToolResult {
+	rt := "complete"
+	if res.InputRequests != nil {
+		rt = "input_required"
+	}
+	b, err := json.Marshal(res)
+	if err != nil || len(b) < 2 || b[len(b)-1] != '}' {
+		return res
+	}
+	// Last, so that it is the value read (a result may carry its server's).
+	marked := append(b[:len(b)-1:len(b)-1], `,"resultType":"`+rt+`"}`...)
+	var out mcp.CallToolResult
+	if err := json.Unmarshal(marked, &out); err != nil {
+		return res
+	}
+	return &out
+}
+
 // inputRequired is an input_required result (go-sdk marks it so for a
 // request of 2026-07-28 when InputRequests is set).
 func inputRequired(reqs mcp.InputRequestMap, state string) *mcp.CallToolResult {

@@ -14,7 +14,7 @@ import (
 // error, or TOOL_NAME_CONFLICT); once serving, it returns nil when the host
 // ends the session.
 func Serve(ctx context.Context, ts Toolset, t mcp.Transport, opts *Options) error {
-	s, err := newSession(ctx, ts, opts, nil)
+	s, err := newSession(ctx, ts, opts, nil, nil)
 	if err != nil {
 		return err
 	}
