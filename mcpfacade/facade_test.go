@@ -2,6 +2,7 @@ package mcpfacade_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/heddlehq/heddle"
@@ -182,7 +184,8 @@ func TestCallerOfTheSession(t *testing.T) {
 // host's user, at 2025-11-25 by elicitation in the session, at 2026-07-28
 // by an input_required result the host answers and retries: accept runs
 // it, decline and cancel refuse it with TOOL_APPROVAL_REQUIRED, and a host
-// that cannot elicit gets the refusal without being asked.
+// that cannot elicit gets the refusal without being asked (at 2026-07-28,
+// -32021: the request lacks a capability the call needs).
 func TestApprovalByElicitation(t *testing.T) {
 	t.Parallel()
 	rt := openRuntime(t)
@@ -201,6 +204,16 @@ func TestApprovalByElicitation(t *testing.T) {
 				}
 			}
 			h := connectAt(t, rt, heddle.Identity{Subject: "alice"}, copts, version)
+			if action == "" && version == "2026-07-28" {
+				// No session to have declared elicitation in: the request
+				// lacks a capability the call needs, MCP's -32021.
+				_, err := h.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "add_tool", Arguments: map[string]any{"name": "made_by_none"}})
+				var rpcErr *jsonrpc.Error
+				if !errors.As(err, &rpcErr) || rpcErr.Code != mcp.CodeMissingRequiredClientCapabilities || !strings.Contains(string(rpcErr.Data), `"code":"TOOL_APPROVAL_REQUIRED"`) || !strings.Contains(string(rpcErr.Data), `"elicitation"`) {
+					t.Errorf("add_tool from a host without elicitation: %v, want -32021 with TOOL_APPROVAL_REQUIRED and elicitation required", err)
+				}
+				return
+			}
 			res := h.call(t, "add_tool", map[string]any{"name": "made_by_" + action + version})
 			wantAsked := 1
 			switch action {

@@ -48,7 +48,9 @@ func isModern(req *mcp.CallToolRequest) bool {
 // carries the upstream server's state and that the call was approved. The
 // host's retry, with its answers and that state, resumes the call. A state
 // that does not open is a JSON-RPC error, -32602 with REQUEST_STATE_INVALID
-// in its data.
+// in its data; a call that needs approval from a request that did not
+// declare elicitation is -32021, MCP's error for a missing client
+// capability, with TOOL_APPROVAL_REQUIRED.
 func (s *session) callModern(ctx context.Context, req *mcp.CallToolRequest, name string, args map[string]any, opts []runtime.CallOption) (*mcp.CallToolResult, error) {
 	b := bind(s.opts.Agent, s.opts.Caller, name, args)
 	var st *state
@@ -62,6 +64,7 @@ func (s *session) callModern(ctx context.Context, req *mcp.CallToolRequest, name
 	caps := req.ClientCapabilities()
 	approved := st != nil && st.Approved
 	var asked *runtime.ApprovalRequest
+	cannotAsk := false
 	opts = append(opts, runtime.WithApprover(func(_ context.Context, ar runtime.ApprovalRequest) (bool, error) {
 		if approved {
 			return true, nil
@@ -73,10 +76,8 @@ func (s *session) callModern(ctx context.Context, req *mcp.CallToolRequest, name
 				return approved, nil
 			}
 		}
-		if caps == nil || !canElicit(&mcp.InitializeParams{Capabilities: caps}) {
-			return false, nil
-		}
 		asked = &ar
+		cannotAsk = caps == nil || !canElicit(&mcp.InitializeParams{Capabilities: caps})
 		return false, errAskHost
 	}))
 	in := &driver.Input{Capabilities: wireCapabilities(caps)}
@@ -91,6 +92,13 @@ func (s *session) callModern(ctx context.Context, req *mcp.CallToolRequest, name
 	}
 	res, err := s.ts.Call(ctx, name, args, append(opts, runtime.WithInput(in))...)
 	switch {
+	case errors.Is(err, errAskHost) && cannotAsk:
+		// The call needs a capability the request did not declare: the
+		// revision's -32021, which says which.
+		e := rpcError(mcp.CodeMissingRequiredClientCapabilities, diag.New(diag.ToolApprovalRequired,
+			"%s needs approval (%s), asked of the user by elicitation, and this request did not declare the elicitation capability", name, asked.Reason))
+		e.Data, _ = json.Marshal(map[string]any{"code": diag.ToolApprovalRequired, "requiredCapabilities": map[string]any{"elicitation": map[string]any{"form": map[string]any{}}}})
+		return nil, e
 	case errors.Is(err, errAskHost) && asked != nil:
 		text, err := s.sealer.seal(state{Kind: stateApproval}, b)
 		if err != nil {
