@@ -3,11 +3,13 @@ package heddlecmd
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/heddlehq/heddle/builtin"
@@ -72,8 +74,12 @@ func TestMCPCommand(t *testing.T) {
 	if res := call("remove_tool", map[string]any{"name": "echo"}); runtime.RefusalCode(res) != diag.ToolDenied {
 		t.Errorf("remove_tool as bob: code %q, want TOOL_DENIED", runtime.RefusalCode(res))
 	}
-	if res := call("add_tool", map[string]any{"name": "made"}); runtime.RefusalCode(res) != diag.ToolApprovalRequired {
-		t.Errorf("add_tool without elicitation: code %q, want TOOL_APPROVAL_REQUIRED", runtime.RefusalCode(res))
+	// The host speaks 2026-07-28 (go-sdk's own choice) and declared no
+	// elicitation: the call lacks a capability it needs, MCP's -32021.
+	var rpcErr *jsonrpc.Error
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "add_tool", Arguments: map[string]any{"name": "made"}}); !errors.As(err, &rpcErr) ||
+		rpcErr.Code != mcp.CodeMissingRequiredClientCapabilities || !strings.Contains(string(rpcErr.Data), string(diag.ToolApprovalRequired)) {
+		t.Errorf("add_tool without elicitation: %v, want -32021 with TOOL_APPROVAL_REQUIRED", err)
 	}
 	_ = cs.Close() // closes the command's stdin
 	select {
