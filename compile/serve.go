@@ -53,6 +53,9 @@ func compileServe(dep *config.Deployment, arts []*config.Artifact) (plan.Serve, 
 		out.ApprovalKeyRef = &ref
 		ds = append(ds, grants.CheckRef(&ref, config.Join("serve", "approval_key_ref"))...)
 	}
+	st, sds := compileServeState(s.State)
+	out.State = st
+	ds = append(ds, sds...)
 	if s.Auth == nil {
 		return out, ds
 	}
@@ -199,3 +202,57 @@ func validListen(a string) bool {
 }
 
 func indexPath(i int) string { return "[" + strconv.Itoa(i) + "]" }
+
+// DefaultStateTimeoutMS is serve.state.timeout_ms's default, and
+// MaxStateTimeoutMS its most: a store slower than that costs every call.
+const (
+	DefaultStateTimeoutMS = 250
+	MaxStateTimeoutMS     = 5000
+)
+
+// compileServeState checks serve.state and fills in its defaults.
+func compileServeState(in *config.ServeState) (plan.ServeState, diag.Diagnostics) {
+	const p = "serve.state"
+	out := plan.ServeState{Kind: config.StateMemory}
+	if in != nil {
+		out = *in
+	}
+	var ds diag.Diagnostics
+	bad := func(path, format string, args ...any) {
+		ds = append(ds, diag.Errorf(diag.ServeStateInvalid, path, format, args...))
+	}
+	switch out.Kind {
+	case "":
+		out.Kind = config.StateMemory
+	case config.StateMemory, config.StateRedis:
+	default:
+		bad(p+".kind", "%q is not a kind of state: memory or redis", out.Kind)
+	}
+	switch {
+	case out.Kind == config.StateRedis && out.URLRef == nil:
+		bad(p+".url_ref", "missing: kind redis reads the Redis URL (redis:// or rediss://) by reference")
+	case out.Kind == config.StateRedis:
+		ref := *out.URLRef
+		out.URLRef = &ref
+		ds = append(ds, grants.CheckRef(&ref, p+".url_ref")...)
+	case out.URLRef != nil:
+		bad(p+".url_ref", "a setting of kind redis, which serve.state.kind %q does not read", out.Kind)
+	}
+	if out.Prefix == "" {
+		out.Prefix = "heddle:"
+	}
+	switch out.OnError {
+	case "":
+		out.OnError = config.StateClosed
+	case config.StateClosed, config.StateOpen:
+	default:
+		bad(p+".on_error", "%q: closed (refuse, the default) or open (admit, counted)", out.OnError)
+	}
+	switch {
+	case out.TimeoutMS == 0:
+		out.TimeoutMS = DefaultStateTimeoutMS
+	case out.TimeoutMS < 0 || out.TimeoutMS > MaxStateTimeoutMS:
+		bad(p+".timeout_ms", "%d: between 1 and %d ms", out.TimeoutMS, MaxStateTimeoutMS)
+	}
+	return out, ds
+}

@@ -9,6 +9,15 @@ type (
 	ServeAuth   = setting.ServeAuth
 	ServeToken  = setting.ServeToken
 	ServeLimits = setting.ServeLimits
+	ServeState  = setting.ServeState
+)
+
+// serve.state kinds and on_error values.
+const (
+	StateMemory = setting.StateMemory
+	StateRedis  = setting.StateRedis
+	StateClosed = setting.StateClosed
+	StateOpen   = setting.StateOpen
 )
 
 // serve.auth kinds.

@@ -51,6 +51,8 @@ const (
 // Compile-time codes added after the first release.
 const (
 	ServeAuthInvalid Code = "SERVE_AUTH_INVALID"
+	// ServeStateInvalid: serve.state is incomplete or wrong.
+	ServeStateInvalid Code = "SERVE_STATE_INVALID"
 	// ToolOverrideConflict: two globs of one length in a tools: map of
 	// overrides can match the same tool and classify it differently.
 	ToolOverrideConflict Code = "TOOL_OVERRIDE_CONFLICT"
@@ -124,4 +126,11 @@ const (
 	// seal, that was altered, used already, expired, or sealed for another
 	// call.
 	RequestStateInvalid Code = "REQUEST_STATE_INVALID"
+)
+
+// Codes of a fleet's shared state (serve.state).
+const (
+	// StateUnavailable: the store a fleet shares cannot be reached, and
+	// what needed it was refused.
+	StateUnavailable Code = "STATE_UNAVAILABLE"
 )

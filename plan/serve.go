@@ -16,6 +16,9 @@ type Serve struct {
 	// ApprovalKeyRef is the reference of the facade's sealing key; nil
 	// when each worker makes its own.
 	ApprovalKeyRef *setting.Ref `json:"approval_key_ref,omitempty"`
+	// State is serve.state with its defaults: kind, prefix, on_error and
+	// timeout_ms always set.
+	State ServeState `json:"state"`
 }
 
 // The compiled serve.auth, serve.limits and serve.probes are the deployment's, checked
@@ -26,4 +29,5 @@ type (
 	ServeToken  = setting.ServeToken
 	ServeLimits = setting.ServeLimits
 	ServeProbes = setting.ServeProbes
+	ServeState  = setting.ServeState
 )

@@ -27,7 +27,36 @@ type Serve struct {
 	// new one first; both open). Without it each worker makes a key of its
 	// own at start: a host must then retry at the worker that asked.
 	ApprovalKeyRef *Ref `koanf:"approval_key_ref" json:"approval_key_ref,omitempty"`
+	// State says where what outlives a request is kept: rate counters,
+	// conversations, the facade's accepted states. Default: kind memory.
+	State *ServeState `koanf:"state" json:"state,omitempty"`
 }
+
+// ServeState is serve.state: this worker's memory, or a Redis a fleet of
+// workers shares.
+type ServeState struct {
+	// Kind is memory (the default: each worker keeps its own) or redis.
+	Kind string `koanf:"kind" json:"kind"`
+	// URLRef is the reference of the Redis URL, redis:// or rediss://
+	// (TLS); it may hold a password. kind redis only.
+	URLRef *Ref `koanf:"url_ref" json:"url_ref,omitempty"`
+	// Prefix starts every key heddle writes. Default "heddle:".
+	Prefix string `koanf:"prefix" json:"prefix,omitempty"`
+	// OnError is what a rate limit does while the store cannot be reached:
+	// closed (the default) refuses the call with STATE_UNAVAILABLE, open
+	// admits it and counts it in heddle_state_fallbacks_total.
+	OnError string `koanf:"on_error" json:"on_error,omitempty"`
+	// TimeoutMS bounds one operation on the store. Default 250.
+	TimeoutMS int `koanf:"timeout_ms" json:"timeout_ms,omitempty"`
+}
+
+// serve.state kinds and on_error values.
+const (
+	StateMemory = "memory"
+	StateRedis  = "redis"
+	StateClosed = "closed"
+	StateOpen   = "open"
+)
 
 // ServeProbes is serve.probes: a listener of the probes' own, so that a
 // kubelet or a load balancer never waits behind callers.
