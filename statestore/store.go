@@ -21,6 +21,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -44,7 +45,7 @@ type Store struct {
 	mu    sync.Mutex
 	state driver.State
 	since time.Time
-	err   error // the last failure, while down
+	err   error    // the last failure, while down
 	hide  []string // what a reason must not show: the URL, its password
 }
 
@@ -78,7 +79,9 @@ func Open(ctx context.Context, cfg plan.ServeState, res secrets.Resolver, log *s
 	}
 	opts.DialTimeout, opts.ReadTimeout, opts.WriteTimeout = s.timeout, s.timeout, s.timeout
 	opts.ContextTimeoutEnabled = true
-	opts.MaxRetries = 0 // a call's own deadline bounds every operation; retrying is the caller's choice
+	// A call's own deadline bounds every operation: no retries, one dial
+	// (a refused dial is known at once, not after five).
+	opts.MaxRetries, opts.DialerRetries = -1, 1
 	opts.ClientName = "heddle"
 	s.hide = []string{strings.TrimSpace(v.Reveal()), opts.Password}
 	s.rdb = redis.NewClient(opts)
@@ -134,12 +137,12 @@ func (s *Store) Observe(err error, what string) error {
 func why(err error) string {
 	var ne net.Error
 	switch {
+	case errors.Is(err, syscall.ECONNREFUSED), strings.Contains(err.Error(), "connection refused"):
+		return "refused the connection"
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 		return "did not answer within serve.state.timeout_ms"
 	case errors.Is(err, context.Canceled):
 		return "was not waited for (the call ended)"
-	case strings.Contains(err.Error(), "connection refused"):
-		return "refused the connection"
 	case strings.Contains(err.Error(), "NOAUTH"), strings.Contains(err.Error(), "WRONGPASS"):
 		return "refused the credentials in its URL"
 	}
