@@ -32,12 +32,22 @@ sudo=""
 if [[ "$(id -u)" != 0 ]]; then
 	sudo="sudo"
 fi
-if ! { $sudo cp "$policy" /usr/sbin/policy-rc.d &&
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get update -q &&
+# One the machine has already is left as it is.
+placed=""
+if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+	$sudo cp "$policy" /usr/sbin/policy-rc.d
+	placed=1
+fi
+unplace() {
+	if [[ -n "$placed" ]]; then
+		$sudo rm -f /usr/sbin/policy-rc.d
+	fi
+}
+if ! { DEBIAN_FRONTEND=noninteractive $sudo apt-get update -q &&
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends redis-server haproxy; } >"$log" 2>&1; then
-	$sudo rm -f /usr/sbin/policy-rc.d
+	unplace
 	cat "$log" >&2
 	echo "integration/fleet-install.sh: apt-get install redis-server haproxy failed" >&2
 	exit 1
 fi
-$sudo rm -f /usr/sbin/policy-rc.d
+unplace
