@@ -2,13 +2,16 @@ package serve
 
 import (
 	"container/list"
+	"context"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/statestore"
 )
 
 // ConversationHeader names the conversation a request of the invoke API
@@ -37,6 +40,9 @@ type conversations struct {
 	max  int
 	idle time.Duration
 	now  func() time.Time
+	// shared, when set, keeps the loaded tools in the store a fleet
+	// shares (serve.state kind redis) instead of here.
+	shared *statestore.Conversations
 
 	mu    sync.Mutex
 	order *list.List // of *conversation, the most recently used first
@@ -60,16 +66,62 @@ func newConversations() *conversations {
 // a new one for a request without the header; otherwise the one kept for
 // its caller and id, made when there is none. A view kept from an earlier
 // toolset of the agent (before a reload) is carried over to ts with what
-// it loaded. A malformed id is REQUEST_INVALID.
-func (c *conversations) view(r *http.Request, ts *runtime.Toolset) (*runtime.View, error) {
+// it loaded. A malformed id is REQUEST_INVALID. keep, called once the
+// request's call has ended, keeps what it loaded in the shared store (a
+// no-op without one); a store that cannot be reached is STATE_UNAVAILABLE,
+// from view or from keep.
+func (c *conversations) viewKeep(r *http.Request, ts *runtime.Toolset) (v *runtime.View, keep func(context.Context) error, err error) {
 	id := r.Header.Get(ConversationHeader)
 	if id == "" {
-		return ts.NewView(), nil
+		return ts.NewView(), noKeep, nil
 	}
 	if !validConversationID(id) {
-		return nil, diag.New(diag.RequestInvalid, "the %s header must be 1 to %d characters of A-Z, a-z, 0-9 and ._:-", ConversationHeader, MaxConversationID)
+		return nil, nil, diag.New(diag.RequestInvalid, "the %s header must be 1 to %d characters of A-Z, a-z, 0-9 and ._:-", ConversationHeader, MaxConversationID)
 	}
-	key := conversationKey{subject: heddle.Caller(r.Context()).Subject, agent: ts.Agent(), id: id}
+	subject := heddle.Caller(r.Context()).Subject
+	if c.shared != nil {
+		return c.sharedView(r.Context(), ts, subject, id)
+	}
+	v, err = c.localView(r.Context(), ts, conversationKey{subject: subject, agent: ts.Agent(), id: id})
+	return v, noKeep, err
+}
+
+// view is viewKeep for a request that loads nothing (a listing).
+func (c *conversations) view(r *http.Request, ts *runtime.Toolset) (*runtime.View, error) {
+	v, _, err := c.viewKeep(r, ts)
+	return v, err
+}
+
+// noKeep is the keep of a view with nothing to keep elsewhere.
+func noKeep(context.Context) error { return nil }
+
+// sharedView is the conversation's view made from the tools it loaded, as
+// the shared store keeps them; keep adds those it loads.
+func (c *conversations) sharedView(ctx context.Context, ts *runtime.Toolset, subject, id string) (*runtime.View, func(context.Context) error, error) {
+	loaded, err := c.shared.Loaded(ctx, ts.Agent(), subject, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	v := ts.NewView()
+	if len(loaded) > 0 {
+		if _, err := v.Load(ctx, loaded...); err != nil {
+			return nil, nil, err
+		}
+	}
+	keep := func(ctx context.Context) error {
+		var added []string
+		for _, n := range v.Loaded() {
+			if !slices.Contains(loaded, n) {
+				added = append(added, n)
+			}
+		}
+		return c.shared.Add(ctx, ts.Agent(), subject, id, added)
+	}
+	return v, keep, nil
+}
+
+// localView is the conversation's view kept in this worker.
+func (c *conversations) localView(ctx context.Context, ts *runtime.Toolset, key conversationKey) (*runtime.View, error) {
 	now := c.now()
 	c.mu.Lock()
 	c.expire(now)
@@ -87,7 +139,7 @@ func (c *conversations) view(r *http.Request, ts *runtime.Toolset) (*runtime.Vie
 	cv.used = now
 	old := cv.view
 	c.mu.Unlock()
-	v, err := old.On(r.Context(), ts)
+	v, err := old.On(ctx, ts)
 	if err != nil {
 		return nil, err
 	}

@@ -88,12 +88,17 @@ func (c *conversationToolset) view(ctx context.Context) (*runtime.View, func(), 
 		done()
 		return nil, nil, err
 	}
-	v, err := c.s.convs.view(c.r.WithContext(ctx), ts)
+	v, keep, err := c.s.convs.viewKeep(c.r.WithContext(ctx), ts)
 	if err != nil {
 		done()
 		return nil, nil, err
 	}
-	return v, done, nil
+	return v, func() {
+		if err := keep(ctx); err != nil {
+			c.s.log.Warn("a conversation's loaded tools could not be kept", "agent", c.agent, "code", diag.CodeOf(err))
+		}
+		done()
+	}, nil
 }
 
 // watch subscribes an MCP session to the changes of its agent's tools: the

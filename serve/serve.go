@@ -65,6 +65,7 @@ import (
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/secrets"
+	"github.com/heddlehq/heddle/statestore"
 	"github.com/heddlehq/heddle/wire"
 )
 
@@ -97,6 +98,10 @@ type Options struct {
 	// The probes and /metrics are not traced. Default: no span of the
 	// server's own (a call's spans still continue the caller's traceparent).
 	TracerProvider trace.TracerProvider
+	// State is serve.state opened: with kind redis, what a fleet shares
+	// (conversations, the facade's sessions and accepted states) lives
+	// there. Default: the worker's own memory.
+	State *statestore.Store
 }
 
 // A Server is the HTTP front door of one runtime. It is an http.Handler,
@@ -124,7 +129,9 @@ type Server struct {
 	probeConns *connLimit
 	drain      *drainState
 	// convs are the conversations' views (Heddle-Conversation).
-	convs   *conversations
+	convs *conversations
+	// state is Options.State; nil for memory.
+	state   *statestore.Store
 	metrics *metrics.Metrics // nil: none
 	// mcp is the MCP facade at /mcp/{agent} (mcp.go).
 	mcp *mcpfacade.Handler
@@ -155,6 +162,7 @@ func New(ctx context.Context, rt *runtime.Runtime, opts *Options) (*Server, erro
 		probeConns: newConnLimit(ProbeMaxConnections),
 		drain:      newDrainState(),
 		convs:      newConversations(),
+		state:      opts.State,
 		metrics:    opts.Metrics,
 	}
 	a, err := newAuthenticator(ctx, cfg.Auth, authOptions(rt, opts), log)
@@ -162,6 +170,7 @@ func New(ctx context.Context, rt *runtime.Runtime, opts *Options) (*Server, erro
 		return nil, err
 	}
 	s.auth = a
+	s.convs.shared = opts.State.Conversations(ConversationIdle)
 	if s.mcp, err = s.newMCP(ctx, authOptions(rt, opts).Secrets); err != nil {
 		return nil, err
 	}
@@ -337,7 +346,7 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
 	defer s.release()
 	v, err := s.convs.view(r, ts)
 	if err != nil {
-		Error(w, http.StatusBadRequest, err)
+		Error(w, statusOfView(err), err)
 		return
 	}
 	tools, err := v.Tools(r.Context())
@@ -368,9 +377,9 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 		Error(w, status, err)
 		return
 	}
-	v, err := s.convs.view(r, ts)
+	v, keep, err := s.convs.viewKeep(r, ts)
 	if err != nil {
-		Error(w, http.StatusBadRequest, err)
+		Error(w, statusOfView(err), err)
 		return
 	}
 	if !s.admit(w) {
@@ -382,7 +391,22 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 		s.runtimeError(w, r, err)
 		return
 	}
+	if err := keep(r.Context()); err != nil {
+		// The call ran; what it loaded could not be kept, and the caller
+		// must not believe it was.
+		Error(w, http.StatusServiceUnavailable, err)
+		return
+	}
 	writeJSON(w, http.StatusOK, wire.Result(res))
+}
+
+// statusOfView is the status of a conversation that could not be found:
+// 503 when the shared store could not be reached, 400 for a malformed id.
+func statusOfView(err error) int {
+	if diag.Has(err, diag.StateUnavailable) {
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusBadRequest
 }
 
 // runtimeError answers an error of the runtime: 404 for an agent the plan

@@ -55,6 +55,7 @@ type Store struct {
 // does not resolve is the resolver's code; one that is not a Redis URL is
 // SERVE_STATE_INVALID, the value not shown.
 func Open(ctx context.Context, cfg plan.ServeState, res secrets.Resolver, log *slog.Logger) (*Store, error) {
+	quietOnce.Do(func() { redis.SetLogger(quiet{}) })
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -215,3 +216,11 @@ func (s *Store) String() string {
 	}
 	return fmt.Sprintf("redis (%s)", s.cfg.URLRef)
 }
+
+// quiet is go-redis's logger: silent. Its lines (a failed dial, with the
+// address) are the Store's to report, once, coded (Observe).
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
+var quietOnce sync.Once
