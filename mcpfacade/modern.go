@@ -56,7 +56,10 @@ func (s *session) callModern(ctx context.Context, req *mcp.CallToolRequest, name
 	var st *state
 	if text := req.Params.RequestState; text != "" {
 		var err error
-		if st, err = s.sealer.open(text, b); err != nil {
+		if st, err = s.sealer.open(ctx, text, b); err != nil {
+			if diag.CodeOf(err) != diag.RequestStateInvalid { // the store that remembers states is down
+				return nil, rpcError(jsonrpc.CodeInternalError, err)
+			}
 			return nil, rpcError(jsonrpc.CodeInvalidParams, err)
 		}
 	}

@@ -1,6 +1,7 @@
 package mcpfacade
 
 import (
+	"context"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/hkdf"
@@ -25,8 +26,9 @@ import (
 // arguments of the call it belongs to, expires, and is accepted once. It is
 // safe for concurrent use.
 //
-// The states it has accepted are remembered in this process only, until
-// they expire: a fleet of workers accepts a state once per worker.
+// The states it has accepted are remembered until they expire: in this
+// process, or in a store a fleet shares (WithSpent), so that a fleet
+// accepts each state once.
 type Sealer struct {
 	aeads []cipher.AEAD // the first seals; each opens
 	ttl   time.Duration
@@ -36,6 +38,22 @@ type Sealer struct {
 	spent map[string]time.Time // id → expiry of the states accepted
 	// pruned is when spent was last rid of expired ids.
 	pruned time.Time
+	// shared, when set, remembers the accepted states instead of spent.
+	shared Spender
+}
+
+// A Spender remembers, for a fleet, the states that were accepted: Spend
+// reports whether id is new (and records it until until), or an error when
+// it cannot tell (the caller refuses the state).
+type Spender interface {
+	Spend(ctx context.Context, id string, until time.Time) (bool, error)
+}
+
+// WithSpent has s remember the states it accepts in sp, which a fleet
+// shares, rather than in this process; it returns s.
+func (s *Sealer) WithSpent(sp Spender) *Sealer {
+	s.shared = sp
+	return s
 }
 
 // DefaultStateTTL is how long a sealed requestState is accepted.
@@ -165,7 +183,7 @@ func (s *Sealer) seal(st state, b binding) (string, error) {
 // open returns the state sealed in text when it opens with one of the
 // keys, is bound to b, has not expired and was not accepted before; it is
 // then accepted. Otherwise the error is REQUEST_STATE_INVALID, saying why.
-func (s *Sealer) open(text string, b binding) (*state, error) {
+func (s *Sealer) open(ctx context.Context, text string, b binding) (*state, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(text)
 	if err != nil || len(text) > 2*maxUpstreamState {
 		return nil, diag.New(diag.RequestStateInvalid, "the requestState is not one this server sealed; start the call again without it")
@@ -194,14 +212,24 @@ func (s *Sealer) open(text string, b binding) (*state, error) {
 	if !now.Before(expires) {
 		return nil, diag.New(diag.RequestStateInvalid, "the requestState expired %s ago; start the call again without it", now.Sub(expires).Round(time.Second))
 	}
-	if err := s.spend(st.ID, expires, now); err != nil {
+	if err := s.spend(ctx, st.ID, expires, now); err != nil {
 		return nil, err
 	}
 	return &st, nil
 }
 
 // spend accepts the state id once.
-func (s *Sealer) spend(id string, expires, now time.Time) error {
+func (s *Sealer) spend(ctx context.Context, id string, expires, now time.Time) error {
+	if s.shared != nil {
+		fresh, err := s.shared.Spend(ctx, id, expires)
+		switch {
+		case err != nil:
+			return err
+		case !fresh:
+			return diag.New(diag.RequestStateInvalid, "the requestState was used already: each is accepted once; start the call again without it")
+		}
+		return nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, used := s.spent[id]; used {

@@ -36,14 +36,14 @@ func TestSealerRefuses(t *testing.T) {
 	}
 	refused := func(what, text string, b binding, why string) {
 		t.Helper()
-		_, err := s.open(text, b)
+		_, err := s.open(t.Context(), text, b)
 		if diag.CodeOf(err) != diag.RequestStateInvalid || !strings.Contains(err.Error(), why) {
 			t.Errorf("%s: %v, want REQUEST_STATE_INVALID saying %q", what, err, why)
 		}
 	}
 
 	text := seal()
-	if st, err := s.open(text, b); err != nil || st.Kind != stateApproval {
+	if st, err := s.open(t.Context(), text, b); err != nil || st.Kind != stateApproval {
 		t.Fatalf("open: %+v, %v", st, err)
 	}
 	refused("replayed", text, b, "used already")
@@ -61,7 +61,7 @@ func TestSealerRefuses(t *testing.T) {
 	refused("another tool", text, bind("ops", alice, "delete_file", args), "another call")
 	refused("other arguments", text, bind("ops", alice, "write_file", map[string]any{"path": "/etc/passwd", "n": 1.0}), "another call")
 	refused("another agent", text, bind("dev", alice, "write_file", args), "another call")
-	if _, err := s.open(text, bind("ops", alice, "write_file", map[string]any{"n": 1.0, "path": "/tmp/x"})); err != nil {
+	if _, err := s.open(t.Context(), text, bind("ops", alice, "write_file", map[string]any{"n": 1.0, "path": "/tmp/x"})); err != nil {
 		t.Errorf("the same arguments in another order: %v", err)
 	}
 
@@ -77,17 +77,17 @@ func TestSealerRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	rotated.now = s.now
-	if _, err := rotated.open(old, b); err != nil {
+	if _, err := rotated.open(t.Context(), old, b); err != nil {
 		t.Errorf("a state of the previous key, after rotation: %v", err)
 	}
 	fresh, err := rotated.seal(state{Kind: stateApproval}, b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.open(fresh, b); diag.CodeOf(err) != diag.RequestStateInvalid {
+	if _, err := s.open(t.Context(), fresh, b); diag.CodeOf(err) != diag.RequestStateInvalid {
 		t.Errorf("a state of the new key at a worker holding only the old: %v, want REQUEST_STATE_INVALID", err)
 	}
-	if _, err := RandomSealer(0).open(seal(), b); diag.CodeOf(err) != diag.RequestStateInvalid {
+	if _, err := RandomSealer(0).open(t.Context(), seal(), b); diag.CodeOf(err) != diag.RequestStateInvalid {
 		t.Errorf("a state of another worker's own key: %v, want REQUEST_STATE_INVALID", err)
 	}
 }
@@ -126,7 +126,7 @@ func TestSealerForgetsExpired(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.open(text, b); err != nil {
+		if _, err := s.open(t.Context(), text, b); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -38,8 +38,9 @@ func (s *Server) newMCP(ctx context.Context, res secrets.Resolver) (*mcpfacade.H
 	}), nil
 }
 
-// sealer is the facade's Sealer: serve.approval_key_ref's keys, or a key
-// of this worker's own.
+// sealer is the facade's Sealer: serve.approval_key_ref's keys, the
+// states it accepted remembered in serve.state's store when it is shared;
+// or a key of this worker's own (its states open nowhere else).
 func (s *Server) sealer(ctx context.Context, res secrets.Resolver) (*mcpfacade.Sealer, error) {
 	ref := s.cfg.ApprovalKeyRef
 	if ref == nil {
@@ -52,6 +53,9 @@ func (s *Server) sealer(ctx context.Context, res secrets.Resolver) (*mcpfacade.S
 	sealer, err := mcpfacade.NewSealer(v.Reveal(), 0)
 	if err != nil {
 		return nil, diag.New(diag.ConfigValueInvalid, "serve.approval_key_ref (%s): %v", ref, err)
+	}
+	if sp := s.state.Spent(); sp != nil {
+		sealer.WithSpent(sp)
 	}
 	return sealer, nil
 }

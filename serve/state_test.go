@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/heddlehq/heddle/config/setting"
@@ -85,5 +86,54 @@ func TestConversationsShared(t *testing.T) {
 	}
 	if c := code(call(one, "add", `{"a": 1, "b": 2}`, "alice", "c1")); c != "" {
 		t.Errorf("add at worker one with the store back: %q", c)
+	}
+}
+
+// TestApprovalStateShared: two workers with one serve.approval_key_ref and
+// a shared store are one approver at 2026-07-28: a state sealed at one is
+// accepted at the other, once in the fleet.
+func TestApprovalStateShared(t *testing.T) {
+	srv := testredis.Start(t)
+	t.Setenv("HEDDLE_TEST_APPROVAL_KEY", "0123456789abcdef0123456789abcdef-fleet")
+	api := trustLoopback + "  approval_key_ref: ${env:HEDDLE_TEST_APPROVAL_KEY}\n" + inMemoryServer
+	agents := map[string]string{"tools": "capabilities: [{kind: mcp, server: srv}]\npolicies:\n  rules:\n    - {when: 'tool.name == \"echo\"', effect: ask}\n"}
+	one := startFrontWith(t, api, agents, serve.Options{State: sharedState(t, srv)})
+	two := startFrontWith(t, api, agents, serve.Options{State: sharedState(t, srv)})
+	call := func(f *front, params string) map[string]any {
+		t.Helper()
+		body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},` + params +
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}}}`
+		req := f.mcpRequest("POST", "/mcp/tools", body, "alice")
+		for k, v := range map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "echo"} {
+			req.Header.Set(k, v)
+		}
+		r := f.send(req)
+		var msg map[string]any
+		for _, line := range strings.Split(string(r.body), "\n") {
+			if data, ok := strings.CutPrefix(line, "data: "); ok && json.Unmarshal([]byte(data), &msg) == nil {
+				return msg
+			}
+		}
+		if json.Unmarshal(r.body, &msg) != nil {
+			t.Fatalf("%d %s", r.status, r.body)
+		}
+		return msg
+	}
+	first := call(one, "")
+	res, _ := first["result"].(map[string]any)
+	state, _ := res["requestState"].(string)
+	if res["resultType"] != "input_required" || state == "" {
+		t.Fatalf("first round at worker one: %v", first)
+	}
+	retry := `"inputResponses":{"heddle_approval":{"action":"accept"}},"requestState":"` + state + `",`
+	got := call(two, retry)
+	if res, _ := got["result"].(map[string]any); res == nil || res["isError"] == true {
+		t.Fatalf("the retry at worker two: %v, want the tool's result", got)
+	}
+	replay := call(one, retry)
+	e, _ := replay["error"].(map[string]any)
+	data, _ := e["data"].(map[string]any)
+	if e == nil || e["code"] != float64(-32602) || data["code"] != string(diag.RequestStateInvalid) {
+		t.Errorf("the same retry at worker one: %v, want -32602 REQUEST_STATE_INVALID (accepted once in the fleet)", replay)
 	}
 }
