@@ -29,10 +29,22 @@
 // interval is full again, the same as a new one, and is dropped; past
 // [MaxKeys] keys in one entry, the least recently used is forgotten.
 // Counts of calls at once are kept only while calls are in flight.
+//
+// A fleet of workers counts its rates together through [Set.AdmitShared]:
+// the rate entries that apply to a call are decided at once by a [Take] in
+// a store every worker reaches (serve.state kind redis), with the same
+// buckets and the same all-or-nothing rule, so that two workers admit what
+// one would. Bounds on calls at once stay each worker's own: a count of
+// calls in flight kept in a store would need leases that outlive a worker
+// that dies with calls in flight, and a worker's calls at once are what
+// its own resources bound.
 package limits
 
 import (
 	"container/list"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"math"
 	"sync"
@@ -332,4 +344,114 @@ func (e *entry) bucket(now time.Time, key string) *bucket {
 	b := &bucket{key: key, lim: rate.NewLimiter(e.every, e.calls), last: now}
 	e.keys[key] = e.lru.PushFront(b)
 	return b
+}
+
+// A Bucket is one rate entry as it counts one call, named as a store a
+// fleet shares keeps it: by the entry and the key it counts by, never by a
+// caller's subject.
+type Bucket struct {
+	// Entry is the entry's index in policies.limits.
+	Entry int
+	// By is what the entry counts by: caller, tool or agent.
+	By string
+	// Key is a digest of the caller's subject (by caller) or of the tool's
+	// name (by tool), URL-safe base64 of the first 12 bytes of its SHA-256;
+	// "" by agent.
+	Key string
+	// Calls and Per are the entry's rate: a bucket of Calls tokens that
+	// refills at Calls per Per.
+	Calls int
+	Per   time.Duration
+}
+
+// Take decides a call against buckets in a store a fleet shares, at
+// once: when every bucket holds a token, each gives one and refused is -1;
+// otherwise none gives anything, refused is the index of the bucket that
+// would admit the call last and retryAfter how long until it would. An
+// error means nothing was decided.
+type Take func(ctx context.Context, buckets []Bucket) (refused int, retryAfter time.Duration, err error)
+
+// AdmitShared admits c as Admit does, with its rates decided by take in a
+// store every worker of a fleet shares rather than in this Set, and its
+// bounds on calls at once counted here, by this worker. The bounds are
+// checked first: a call one of them refuses is refused without asking the
+// store (its Refusal is that bound's, whatever the rates would say), and
+// a call the rates refuse gives its places back. take is not called when
+// no rate entry applies.
+//
+// When take fails, AdmitShared takes nothing and returns its error: the
+// caller refuses the call, or admits it by this Set's own counts (Admit),
+// which have not been kept while the store answered.
+func (s *Set) AdmitShared(ctx context.Context, c Call, take Take) (release func(), refused *Refusal, err error) {
+	if s == nil {
+		return func() {}, nil, nil
+	}
+	release, refused = s.enter(c)
+	if refused != nil {
+		return nil, refused, nil
+	}
+	var buckets [4]Bucket
+	bs := buckets[:0]
+	for i, e := range s.entries {
+		if e.concurrent == 0 && e.applies(c) {
+			bs = append(bs, Bucket{Entry: i, By: e.by, Key: digest(e.key(c), e.by), Calls: e.calls, Per: e.per})
+		}
+	}
+	if len(bs) == 0 {
+		return release, nil, nil
+	}
+	i, wait, err := take(ctx, bs)
+	switch {
+	case err != nil:
+		release()
+		return nil, nil, err
+	case i >= len(bs):
+		release()
+		return nil, nil, fmt.Errorf("limits: the store refused bucket %d of %d", i, len(bs))
+	case i >= 0:
+		release()
+		// Rounded up to the millisecond: a retry after a wait rounded
+		// down would come too early and be refused.
+		if r := wait % time.Millisecond; r != 0 {
+			wait += time.Millisecond - r
+		}
+		return nil, &Refusal{Limit: s.entries[bs[i].Entry].path, Kind: "calls", RetryAfter: max(wait, time.Millisecond)}, nil
+	}
+	return release, nil, nil
+}
+
+// enter takes the call's places among the calls at once of every bound
+// that applies to it, or none when one of them is full.
+func (s *Set) enter(c Call) (release func(), refused *Refusal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var held []heldKey
+	for _, e := range s.entries {
+		if e.concurrent > 0 && e.applies(c) {
+			key := e.key(c)
+			if e.inFlight[key] >= e.concurrent {
+				return nil, &Refusal{Limit: e.path, Kind: "concurrent", RetryAfter: ConcurrentRetryAfter}
+			}
+			held = append(held, heldKey{e, key})
+		}
+	}
+	for _, h := range held {
+		h.e.inFlight[h.key]++
+	}
+	if len(held) == 0 {
+		return func() {}, nil
+	}
+	var once sync.Once
+	return func() { once.Do(func() { s.leave(held) }) }, nil
+}
+
+// digest is what a shared store names key by: a digest, so that no
+// caller's subject is ever written there. A plain hash, not a keyed one:
+// the workers share no key, and the store is the operator's.
+func digest(key, by string) string {
+	if by == setting.LimitByAgent {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(key))
+	return base64.RawURLEncoding.EncodeToString(sum[:12])
 }
