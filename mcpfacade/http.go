@@ -42,6 +42,15 @@ type HandlerOptions struct {
 	// subscriptions/listen of the conversation hears of it. "" is a
 	// conversation of the request alone. Default: Toolset(agent), "".
 	Conversation func(r *http.Request, agent string) (Toolset, string, error)
+	// Fleet makes sessions of 2025-11-25 movable between the workers of a
+	// fleet that share Session.Sealer's key: a session's id is sealed, and
+	// a worker given a request of a session it does not hold serves it
+	// (fleet.go). Default: a session lives in the worker that began it.
+	Fleet bool
+	// SessionToolset returns the toolset a session moved to this worker
+	// serves (its id names it: what it loaded is kept by id). Default:
+	// Toolset(agent).
+	SessionToolset func(agent, sessionID string, caller heddle.Identity) (Toolset, error)
 }
 
 // DefaultSessionTimeout is HandlerOptions.SessionTimeout's default.
@@ -74,6 +83,9 @@ type Handler struct {
 	// listeners are the subscriptions/listen requests of each conversation
 	// key, told when a call of the conversation loaded tools.
 	listeners map[string]map[chan struct{}]bool
+	// movedSessions are the sessions begun at other workers of the fleet
+	// that this one serves (fleet.go).
+	movedSessions map[string]*movedSession
 }
 
 type httpSession struct {
@@ -86,10 +98,13 @@ type serverKey struct{}
 
 // NewHandler returns a Handler.
 func NewHandler(opts *HandlerOptions) *Handler {
-	h := &Handler{opts: *opts, sessions: map[string]*httpSession{}, listeners: map[string]map[chan struct{}]bool{}}
+	h := &Handler{opts: *opts, sessions: map[string]*httpSession{}, listeners: map[string]map[chan struct{}]bool{}, movedSessions: map[string]*movedSession{}}
 	h.ctx, h.stop = context.WithCancel(context.Background())
 	if h.opts.Session.Sealer == nil {
 		h.opts.Session.Sealer = RandomSealer(0)
+	}
+	if h.opts.SessionToolset == nil {
+		h.opts.SessionToolset = func(agent, _ string, _ heddle.Identity) (Toolset, error) { return h.opts.Toolset(agent) }
 	}
 	if h.opts.Conversation == nil {
 		h.opts.Conversation = func(_ *http.Request, agent string) (Toolset, string, error) {
@@ -153,6 +168,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				writeError(w, http.StatusForbidden, diag.New(diag.Forbidden, "this MCP session belongs to another caller"))
 				return
 			}
+		} else if h.opts.Fleet && h.serveMoved(w, r, id, agent, caller) {
+			return
 		}
 		h.mcp.ServeHTTP(w, r)
 		return
@@ -161,18 +178,24 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.mcp.ServeHTTP(w, r)
 		return
 	}
-	ts, err := h.opts.Toolset(agent)
+	id := ""
+	if h.opts.Fleet {
+		id = h.sealedSessionID(r, agent, caller)
+	}
+	var ts Toolset
+	var err error
+	if id == "" {
+		id = rand.Text()
+		ts, err = h.opts.Toolset(agent)
+	} else {
+		ts, err = h.opts.SessionToolset(agent, id, caller)
+	}
 	if err != nil {
-		status := http.StatusBadGateway
-		if diag.Has(err, diag.AgentUnknown) {
-			status = http.StatusNotFound
-		}
-		writeError(w, status, err)
+		writeError(w, statusOf(err), err)
 		return
 	}
 	so := h.opts.Session
 	so.Agent, so.Caller = agent, caller
-	id := rand.Text()
 	s, err := newSession(r.Context(), ts, &so, func() string { return id }, nil)
 	if err != nil {
 		if r.Context().Err() == nil {
@@ -186,8 +209,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	inner := s.srv
 	inner.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method == "notifications/initialized" {
+			switch {
+			case method == "notifications/initialized":
 				h.remember(id, hs, req.GetSession().(*mcp.ServerSession))
+			case method == "initialize" && h.opts.Fleet:
+				// In a fleet the host's notifications/initialized may
+				// reach another worker: the session is this worker's from
+				// its initialize, and follows changes from then on.
+				ss := req.GetSession().(*mcp.ServerSession)
+				h.remember(id, hs, ss)
+				s.start(ss)
 			}
 			return next(ctx, method, req)
 		}
@@ -325,6 +356,8 @@ func statusOf(err error) int {
 		return http.StatusNotFound
 	case diag.RequestInvalid:
 		return http.StatusBadRequest
+	case diag.StateUnavailable:
+		return http.StatusServiceUnavailable
 	}
 	return http.StatusBadGateway
 }
@@ -368,6 +401,7 @@ func (h *Handler) Close() error {
 		_ = s.ss.Close()
 		s.wait()
 	}
+	h.closeMoved()
 	return nil
 }
 

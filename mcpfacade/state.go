@@ -143,11 +143,15 @@ type state struct {
 	Approved bool `json:"p,omitempty"`
 	// Upstream is the upstream server's own requestState (stateInput).
 	Upstream string `json:"u,omitempty"`
+	// Session is a session's initialize (stateSession: a sealed session
+	// id, fleet.go).
+	Session *sessionInit `json:"s,omitempty"`
 }
 
 const (
 	stateApproval = "approval"
 	stateInput    = "input"
+	stateSession  = "session"
 )
 
 // binding is what a state must be bound to for a call to accept it.
@@ -164,11 +168,16 @@ var stateAAD = []byte("heddle/mcp-facade/requestState/v1")
 
 // seal returns st, bound to b, as a requestState.
 func (s *Sealer) seal(st state, b binding) (string, error) {
+	return s.sealFor(st, b, s.ttl)
+}
+
+// sealFor is seal with an expiry of its own.
+func (s *Sealer) sealFor(st state, b binding, ttl time.Duration) (string, error) {
 	if len(st.Upstream) > maxUpstreamState {
 		return "", diag.New(diag.RequestStateInvalid, "the upstream server's requestState is %d bytes; the facade carries at most %d", len(st.Upstream), maxUpstreamState)
 	}
 	st.Agent, st.Caller, st.Tool, st.Args = b.agent, b.caller, b.tool, b.args
-	st.Expires = s.now().Add(s.ttl).UnixMilli()
+	st.Expires = s.now().Add(ttl).UnixMilli()
 	st.ID = rand.Text()
 	plain, err := json.Marshal(st)
 	if err != nil {
@@ -184,6 +193,36 @@ func (s *Sealer) seal(st state, b binding) (string, error) {
 // keys, is bound to b, has not expired and was not accepted before; it is
 // then accepted. Otherwise the error is REQUEST_STATE_INVALID, saying why.
 func (s *Sealer) open(ctx context.Context, text string, b binding) (*state, error) {
+	st, err := s.unseal(text)
+	if err != nil {
+		return nil, err
+	}
+	if st.Kind == stateSession || st.Agent != b.agent || st.Caller != b.caller || st.Tool != b.tool || st.Args != b.args {
+		return nil, diag.New(diag.RequestStateInvalid, "the requestState belongs to another call (another agent, caller, tool or arguments); start the call again without it")
+	}
+	if err := s.spend(ctx, st.ID, time.UnixMilli(st.Expires), s.now()); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// openSession returns the session a sealed session id holds, when it
+// opens and has not expired; its binding is the caller's to check. A
+// session id is not single-use: every request of the session carries it.
+func (s *Sealer) openSession(id string) (*state, error) {
+	st, err := s.unseal(id)
+	if err != nil {
+		return nil, err
+	}
+	if st.Kind != stateSession {
+		return nil, diag.New(diag.RequestStateInvalid, "not a session")
+	}
+	return st, nil
+}
+
+// unseal opens text with one of the keys, and refuses it when it has
+// expired: REQUEST_STATE_INVALID saying why.
+func (s *Sealer) unseal(text string) (*state, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(text)
 	if err != nil || len(text) > 2*maxUpstreamState {
 		return nil, diag.New(diag.RequestStateInvalid, "the requestState is not one this server sealed; start the call again without it")
@@ -204,16 +243,10 @@ func (s *Sealer) open(ctx context.Context, text string, b binding) (*state, erro
 	if err := json.Unmarshal(plain, &st); err != nil || st.ID == "" {
 		return nil, diag.New(diag.RequestStateInvalid, "the requestState is not one this server sealed; start the call again without it")
 	}
-	if st.Agent != b.agent || st.Caller != b.caller || st.Tool != b.tool || st.Args != b.args {
-		return nil, diag.New(diag.RequestStateInvalid, "the requestState belongs to another call (another agent, caller, tool or arguments); start the call again without it")
-	}
 	now := s.now()
 	expires := time.UnixMilli(st.Expires)
 	if !now.Before(expires) {
 		return nil, diag.New(diag.RequestStateInvalid, "the requestState expired %s ago; start the call again without it", now.Sub(expires).Round(time.Second))
-	}
-	if err := s.spend(ctx, st.ID, expires, now); err != nil {
-		return nil, err
 	}
 	return &st, nil
 }

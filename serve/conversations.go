@@ -78,11 +78,15 @@ func (c *conversations) viewKeep(r *http.Request, ts *runtime.Toolset) (v *runti
 	if !validConversationID(id) {
 		return nil, nil, diag.New(diag.RequestInvalid, "the %s header must be 1 to %d characters of A-Z, a-z, 0-9 and ._:-", ConversationHeader, MaxConversationID)
 	}
-	subject := heddle.Caller(r.Context()).Subject
+	return c.viewFor(r.Context(), ts, heddle.Caller(r.Context()).Subject, id)
+}
+
+// viewFor is viewKeep for the conversation id of subject.
+func (c *conversations) viewFor(ctx context.Context, ts *runtime.Toolset, subject, id string) (*runtime.View, func(context.Context) error, error) {
 	if c.shared != nil {
-		return c.sharedView(r.Context(), ts, subject, id)
+		return c.sharedView(ctx, ts, subject, id)
 	}
-	v, err = c.localView(r.Context(), ts, conversationKey{subject: subject, agent: ts.Agent(), id: id})
+	v, err := c.localView(ctx, ts, conversationKey{subject: subject, agent: ts.Agent(), id: id})
 	return v, noKeep, err
 }
 

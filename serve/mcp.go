@@ -2,6 +2,8 @@ package serve
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"net/http"
 	"time"
 
@@ -32,9 +34,13 @@ func (s *Server) newMCP(ctx context.Context, res secrets.Resolver) (*mcpfacade.H
 			return newSessionView(s.gens, agent)
 		},
 		Conversation: s.mcpConversation,
-		Agent:        func(r *http.Request) string { return r.PathValue("agent") },
-		Session:      mcpfacade.Options{Watch: s.watch, Logger: s.log, Sealer: sealer},
-		MaxBodyBytes: int64(s.cfg.Limits.MaxBodyBytes),
+		// Sessions move between the workers of a fleet when they share
+		// the state and the key that seals the sessions' ids.
+		Fleet:          s.state.Shared() && s.cfg.ApprovalKeyRef != nil,
+		SessionToolset: s.sessionToolset,
+		Agent:          func(r *http.Request) string { return r.PathValue("agent") },
+		Session:        mcpfacade.Options{Watch: s.watch, Logger: s.log, Sealer: sealer},
+		MaxBodyBytes:   int64(s.cfg.Limits.MaxBodyBytes),
 	}), nil
 }
 
@@ -72,17 +78,26 @@ func (s *Server) mcpConversation(r *http.Request, agent string) (mcpfacade.Tools
 	if !validConversationID(id) {
 		return nil, "", diag.New(diag.RequestInvalid, "the %s header must be 1 to %d characters of A-Z, a-z, 0-9 and ._:-", ConversationHeader, MaxConversationID)
 	}
-	key := heddle.Caller(r.Context()).Subject + "\x00" + agent + "\x00" + id
-	c := &conversationToolset{s: s, r: r, agent: agent}
-	return liveView(c.view), key, nil
+	subject := heddle.Caller(r.Context()).Subject
+	c := &conversationToolset{s: s, subject: subject, id: id, agent: agent}
+	return liveView(c.view), subject + "\x00" + agent + "\x00" + id, nil
+}
+
+// sessionToolset is the toolset of a facade session of 2025-11-25 in a
+// fleet: a conversation the session's id names (hashed: an id may be
+// longer than a conversation's), kept in the shared store, so that a
+// session moved to another worker has what it loaded.
+func (s *Server) sessionToolset(agent, sessionID string, caller heddle.Identity) (mcpfacade.Toolset, error) {
+	sum := sha256.Sum256([]byte(sessionID))
+	c := &conversationToolset{s: s, subject: caller.Subject, id: "mcp-session." + base64.RawURLEncoding.EncodeToString(sum[:]), agent: agent}
+	return liveView(c.view), nil
 }
 
 // conversationToolset is a kept conversation's view of an agent's tools,
 // found again on the live generation at each use.
 type conversationToolset struct {
-	s     *Server
-	r     *http.Request
-	agent string
+	s                  *Server
+	subject, id, agent string
 }
 
 func (c *conversationToolset) view(ctx context.Context) (*runtime.View, func(), error) {
@@ -92,7 +107,7 @@ func (c *conversationToolset) view(ctx context.Context) (*runtime.View, func(), 
 		done()
 		return nil, nil, err
 	}
-	v, keep, err := c.s.convs.viewKeep(c.r.WithContext(ctx), ts)
+	v, keep, err := c.s.convs.viewFor(ctx, ts, c.subject, c.id)
 	if err != nil {
 		done()
 		return nil, nil, err

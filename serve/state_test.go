@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/heddlehq/heddle/config/setting"
@@ -15,6 +16,7 @@ import (
 	"github.com/heddlehq/heddle/secrets"
 	"github.com/heddlehq/heddle/serve"
 	"github.com/heddlehq/heddle/statestore"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // sharedState opens a store of kind redis on srv, as serve.state would,
@@ -135,5 +137,65 @@ func TestApprovalStateShared(t *testing.T) {
 	data, _ := e["data"].(map[string]any)
 	if e == nil || e["code"] != float64(-32602) || data["code"] != string(diag.RequestStateInvalid) {
 		t.Errorf("the same retry at worker one: %v, want -32602 REQUEST_STATE_INVALID (accepted once in the fleet)", replay)
+	}
+}
+
+// alternate sends each request to the next of hosts in turn, as a load
+// balancer that knows nothing of sessions does.
+type alternate struct {
+	hosts []string
+	n     atomic.Int64
+	base  http.RoundTripper
+}
+
+func (a *alternate) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.URL.Host = a.hosts[int(a.n.Add(1))%len(a.hosts)]
+	r.Host = r.URL.Host
+	return a.base.RoundTrip(r)
+}
+
+// TestSessionMovesInFleet: two workers sharing the state and the sealing
+// key serve a facade session of 2025-11-25 whichever one a request
+// reaches: lists, calls and what load_tools loaded hold across them, and
+// the session stays its caller's.
+func TestSessionMovesInFleet(t *testing.T) {
+	srv := testredis.Start(t)
+	t.Setenv("HEDDLE_TEST_APPROVAL_KEY", "0123456789abcdef0123456789abcdef-fleet")
+	api := trustLoopback + "  approval_key_ref: ${env:HEDDLE_TEST_APPROVAL_KEY}\n" + inMemoryServer
+	agents := map[string]string{"d": deferAgent}
+	one := startFrontWith(t, api, agents, serve.Options{State: sharedState(t, srv)})
+	two := startFrontWith(t, api, agents, serve.Options{State: sharedState(t, srv)})
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	lb := &alternate{hosts: []string{one.addr, two.addr}, base: asCaller{subject: "alice", base: tr}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil).Connect(t.Context(),
+		&mcp.StreamableClientTransport{Endpoint: one.url + "/mcp/d", HTTPClient: &http.Client{Transport: lb}},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	for i := range 6 {
+		if _, err := cs.ListTools(t.Context(), nil); err != nil {
+			t.Fatalf("tools/list %d of the session, alternating workers: %v", i+1, err)
+		}
+	}
+	if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: runtime.LoadToolsName, Arguments: map[string]any{"names": []string{"add"}}}); err != nil || res.IsError {
+		t.Fatalf("load_tools: %v %v", res, err)
+	}
+	for i := range 4 {
+		if res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 1, "b": i}}); err != nil || res.IsError {
+			t.Errorf("add %d, after load_tools at another worker: %v %v", i+1, res, err)
+		}
+	}
+	// The session is alice's at either worker.
+	for _, f := range []*front{one, two} {
+		req := f.mcpRequest("POST", "/mcp/d", `{"jsonrpc":"2.0","id":9,"method":"tools/list"}`, "mallory")
+		req.Header.Set("Mcp-Session-Id", cs.ID())
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		if r := f.send(req); r.status != http.StatusForbidden {
+			t.Errorf("alice's session as mallory at %s: %d %s, want 403", f.addr, r.status, r.body)
+		}
 	}
 }
