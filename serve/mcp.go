@@ -28,6 +28,9 @@ func (s *Server) newMCP(ctx context.Context, res secrets.Resolver) (*mcpfacade.H
 	if err != nil {
 		return nil, err
 	}
+	if s.state.Shared() && s.cfg.ApprovalKeyRef == nil {
+		s.log.Warn("serve.state is shared but serve.approval_key_ref is not set: MCP sessions of 2025-11-25 and 2026-07-28 approval states stay with the worker that made them; give every worker the same key")
+	}
 	return mcpfacade.NewHandler(&mcpfacade.HandlerOptions{
 		// One view per session, on the live generation at each call.
 		Toolset: func(agent string) (mcpfacade.Toolset, error) {
