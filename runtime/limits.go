@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"context"
+	"errors"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -57,26 +59,127 @@ func (a admission) end() {
 // calls at once and the agent's policies.limits, in that order, and takes
 // its places in both, which the admission gives back when the call ends.
 // A call one of them refuses takes nothing from either, and gets the
-// refusal the model reads.
-func (t *Toolset) admit(e *entry, caller heddle.Identity) (admission, *mcp.CallToolResult) {
+// refusal the model reads. With Options.Rates the rates are counted in
+// the fleet's store, under the supervisor's deadline sd: a deadline that
+// passes is errSupervisor, the caller's own cancellation ctx.Err().
+func (t *Toolset) admit(ctx context.Context, sd time.Time, e *entry, caller heddle.Identity) (admission, *mcp.CallToolResult, error) {
 	gate, _ := e.src.Source.(driver.ConcurrencyLimitedSource)
 	if gate != nil {
 		if err := gate.EnterCall(); err != nil {
 			if rl, ok := err.(*driver.RateLimitedError); ok {
-				return admission{}, rateLimited(rl)
+				return admission{}, rateLimited(rl), nil
 			}
-			return admission{}, refusal(diag.ToolRateLimited, "%s", safeMessage(err))
+			return admission{}, refusal(diag.ToolRateLimited, "%s", safeMessage(err)), nil
 		}
 	}
 	if t.limits == nil {
-		return admission{gate: gate}, nil
+		return admission{gate: gate}, nil, nil
 	}
-	leave, r := t.limits.Admit(time.Now(), limits.Call{Caller: caller.Subject, Tool: e.tool.Name, OriginalName: e.tool.OriginalName})
-	if r != nil {
+	leave, limited, err := t.admitLimits(ctx, sd, limits.Call{Caller: caller.Subject, Tool: e.tool.Name, OriginalName: e.tool.OriginalName})
+	if limited != nil || err != nil {
 		if gate != nil {
 			gate.LeaveCall()
 		}
-		return admission{}, rateLimited(&driver.RateLimitedError{Limit: r.Limit, RetryAfter: r.RetryAfter, Message: r.Error()})
+		return admission{}, limited, err
 	}
-	return admission{gate: gate, leave: leave}, nil
+	return admission{gate: gate, leave: leave}, nil, nil
+}
+
+// admitLimits admits c by the agent's policies.limits: by the worker's own
+// counts, or, with Options.Rates, its rates by the fleet's. When the
+// fleet's store cannot count them, on_error decides: closed refuses the
+// call with STATE_UNAVAILABLE; open admits it by the worker's own counts
+// and tells Options.OnRateFallback.
+func (t *Toolset) admitLimits(ctx context.Context, sd time.Time, c limits.Call) (leave func(), limited *mcp.CallToolResult, err error) {
+	rs := t.rt.opts.Rates
+	if rs == nil {
+		leave, r := t.limits.Admit(time.Now(), c)
+		return leave, limitedBy(r), nil
+	}
+	type admitted struct {
+		leave func()
+		r     *limits.Refusal
+	}
+	a, err := bounded(ctx, sd, func(ctx context.Context) (admitted, error) {
+		leave, r, err := t.limits.AdmitShared(ctx, c, func(ctx context.Context, bs []limits.Bucket) (int, time.Duration, error) {
+			return rs.TakeRates(ctx, t.rateBuckets(bs))
+		})
+		return admitted{leave, r}, err
+	})
+	switch {
+	case err == nil:
+		return a.leave, limitedBy(a.r), nil
+	case errors.Is(err, errSupervisor):
+		return nil, nil, err
+	case ctx.Err() != nil:
+		return nil, nil, ctx.Err()
+	case !rs.OpenOnError():
+		if diag.CodeOf(err) == diag.StateUnavailable {
+			return nil, refusal(diag.StateUnavailable, "%s", safeMessage(err)), nil
+		}
+		return nil, refusal(diag.StateUnavailable, "the state store (serve.state) could not count policies.limits; try again later"), nil
+	}
+	leave, r := t.limits.Admit(time.Now(), c)
+	if f := t.rt.opts.OnRateFallback; f != nil && r == nil {
+		f(t.agent.Name)
+	}
+	return leave, limitedBy(r), nil
+}
+
+// limitedBy is the result the model reads for r; nil for nil.
+func limitedBy(r *limits.Refusal) *mcp.CallToolResult {
+	if r == nil {
+		return nil
+	}
+	return rateLimited(&driver.RateLimitedError{Limit: r.Limit, RetryAfter: r.RetryAfter, Message: r.Error()})
+}
+
+// rateBuckets are bs, the agent's, as a RateStore reads them.
+func (t *Toolset) rateBuckets(bs []limits.Bucket) []RateBucket {
+	out := make([]RateBucket, len(bs))
+	for i, b := range bs {
+		out[i] = RateBucket{Agent: t.agent.Name, Entry: b.Entry, By: b.By, Key: b.Key, Calls: b.Calls, Per: b.Per}
+	}
+	return out
+}
+
+// A RateStore counts the rates of policies.limits where every worker of a
+// fleet counts them, so that the fleet admits what one worker would
+// (Options.Rates; package statestore's Store.Rates is one, over Redis).
+// Each rate entry of an agent that applies to a call is a bucket of calls
+// tokens that refills at calls per per, as in one worker; the store
+// decides all of a call's buckets at once. Bounds on calls at once are not
+// the store's: each worker counts its own calls in flight. A RateStore must
+// be safe for concurrent use.
+type RateStore interface {
+	// TakeRates decides a call against buckets at once: when every bucket
+	// holds a token, each gives one and refused is -1; otherwise none
+	// gives anything, refused is the index of the bucket that would admit
+	// the call last and retryAfter how long until it would. It returns
+	// within ctx; an error (STATE_UNAVAILABLE, for the model to read) means
+	// nothing was decided.
+	TakeRates(ctx context.Context, buckets []RateBucket) (refused int, retryAfter time.Duration, err error)
+	// OpenOnError reports what a call meets when TakeRates fails: false
+	// refuses it with STATE_UNAVAILABLE (serve.state.on_error: closed);
+	// true admits it by the worker's own counts (open).
+	OpenOnError() bool
+}
+
+// A RateBucket is one rate entry of an agent's policies.limits as it
+// counts one call. Agent, Entry, By and Key name it; no part of the name
+// is a caller's subject.
+type RateBucket struct {
+	// Agent is the agent's name.
+	Agent string
+	// Entry is the entry's index in the agent's policies.limits.
+	Entry int
+	// By is what the entry counts by: caller, tool or agent.
+	By string
+	// Key is a digest of the caller's subject (by caller) or of the tool's
+	// name (by tool): 16 characters of URL-safe base64; "" by agent.
+	Key string
+	// Calls and Per are the entry's rate: a burst of Calls, then Calls
+	// more every Per.
+	Calls int
+	Per   time.Duration
 }

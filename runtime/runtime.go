@@ -84,6 +84,16 @@ type Options struct {
 	ClientName, ClientVersion string
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// Rates, when set, counts the rates of policies.limits in a store every
+	// worker of a fleet shares (serve.state kind redis, whose
+	// statestore.Store.Rates is one), so that the fleet admits what one
+	// worker would. Bounds on calls at once stay each worker's own. Default:
+	// each worker counts its own rates.
+	Rates RateStore
+	// OnRateFallback, when set, is told of each call Rates could not count
+	// under on_error: open, which the worker's own counts admitted instead
+	// (for metrics). It runs on the caller's goroutine and must not block.
+	OnRateFallback func(agent string)
 
 	// TracerProvider makes the spans of calls, and of the kinds' requests
 	// (see docs/observability.md). Default: the global provider

@@ -325,9 +325,10 @@ type ApprovalRequest struct {
 // What the model should read comes back as a result with IsError set and
 // the code in _meta.code: TOOL_UNKNOWN, TOOL_DENIED, TOOL_APPROVAL_REQUIRED,
 // TOOL_ARGS_INVALID, TOOL_RATE_LIMITED (with retry_after_ms and limit in
-// _meta, see LimitOf), TOOL_UNAVAILABLE, TRANSPORT_TIMEOUT. A tool's own
-// failure is a result with IsError set and no code. The supervisor's
-// deadline (policies.tool_timeout_ms) ends the call with a TOOL_TIMEOUT
+// _meta, see LimitOf), STATE_UNAVAILABLE (Options.Rates could not count
+// the call, under on_error: closed), TOOL_UNAVAILABLE, TRANSPORT_TIMEOUT.
+// A tool's own failure is a result with IsError set and no code. The
+// supervisor's deadline (policies.tool_timeout_ms) ends the call with a TOOL_TIMEOUT
 // error; a caller's own cancellation returns ctx.Err(). A deferred tool is
 // called as any other: a model's calls go through a View, which refuses
 // those its conversation has not loaded.
@@ -398,9 +399,9 @@ func (t *Toolset) call(ctx context.Context, sd time.Time, name string, args map[
 		return refused, err
 	}
 	// Limits count only calls that would be sent (runtime/limits.go).
-	adm, limited := t.admit(e, caller)
-	if limited != nil {
-		return limited, nil
+	adm, limited, err := t.admit(ctx, sd, e, caller)
+	if limited != nil || err != nil {
+		return limited, err
 	}
 	defer adm.end()
 	return t.send(ctx, sd, e, args, cc)
