@@ -71,6 +71,17 @@ func TestRuntimeNamesNoKind(t *testing.T) {
 		`grpc`, `go-plugin`, `pgx`, `^modernc\.org/sqlite(/|$)`)
 }
 
+// TestRuntimeNamesNoStore: a fleet's shared state reaches the runtime
+// through its interfaces (Options.Rates, a RateStore), so that an
+// application embedding the runtime links no Redis client; package
+// statestore implements them and the command wires them.
+func TestRuntimeNamesNoStore(t *testing.T) {
+	t.Parallel()
+	for _, pkg := range []string{"runtime", "runtime/driver", "internal/limits"} {
+		assertNoDeps(t, module+"/"+pkg, `^github\.com/redis/`, `^github\.com/heddlehq/heddle/statestore$`)
+	}
+}
+
 // TestLiveHalvesImportTheDriver: the live halves of kinds and auth
 // strategies implement package driver's contract and never import the
 // runtime, as database drivers implement database/sql/driver and never
