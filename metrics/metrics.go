@@ -11,6 +11,8 @@
 //	                                                     requests sent to MCP servers
 //	heddle_drains_total{outcome}                         drains of serve: complete or cut
 //	heddle_drain_cancelled_requests_total                requests a cut drain cancelled
+//	heddle_state_fallbacks_total{agent}                  calls admitted by the worker's own
+//	                                                     counts, the fleet's store down (on_error: open)
 //
 // code is "ok", "tool_error" (the tool's own failure) or the diagnostic
 // code of a refusal or failure (TOOL_DENIED, TRANSPORT_TIMEOUT, …). Labels
@@ -21,7 +23,7 @@
 // ai.mcp_servers.<server>.max_concurrent.
 //
 //	m := metrics.New()
-//	rt, _ := runtime.Open(ctx, p, runtime.Options{OnCall: m.Observe}) // and the mcp kind's OnOperation: m.ObserveMCP
+//	rt, _ := runtime.Open(ctx, p, runtime.Options{OnCall: m.Observe, OnRateFallback: m.StateFallback}) // and the mcp kind's OnOperation: m.ObserveMCP
 //	mux.Handle("GET /metrics", m.Handler(rt))
 package metrics
 
@@ -47,6 +49,7 @@ type Metrics struct {
 	mcp      *prometheus.HistogramVec
 	drains   *prometheus.CounterVec
 	cut      prometheus.Counter
+	fallback *prometheus.CounterVec
 }
 
 // New returns metrics in a registry of their own, with the Go runtime's and
@@ -87,12 +90,16 @@ func New() *Metrics {
 			Name: "heddle_drain_cancelled_requests_total",
 			Help: "Requests in flight that a cut drain cancelled and answered SHUTTING_DOWN.",
 		}),
+		fallback: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "heddle_state_fallbacks_total",
+			Help: "Tool calls admitted by the worker's own counts of policies.limits because the state store a fleet shares (serve.state) could not count them, under on_error: open, by agent.",
+		}, []string{"agent"}),
 	}
 	// Both results are there from the start, at 0, so that an alert on
 	// failures has a series to compare.
 	m.reloads.WithLabelValues("success")
 	m.reloads.WithLabelValues("failure")
-	m.reg.MustRegister(m.calls, m.duration, m.limited, m.reloads, m.mcp, m.drains, m.cut,
+	m.reg.MustRegister(m.calls, m.duration, m.limited, m.reloads, m.mcp, m.drains, m.cut, m.fallback,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -130,6 +137,12 @@ func (m *Metrics) Reloaded(err error) {
 // succeeded) and how long it took.
 func (m *Metrics) ObserveMCP(method, server, transport, errorType string, d time.Duration) {
 	m.mcp.WithLabelValues(method, server, transport, errorType).Observe(d.Seconds())
+}
+
+// StateFallback counts one call of agent admitted by the worker's own
+// counts, the fleet's store down; pass it as runtime.Options.OnRateFallback.
+func (m *Metrics) StateFallback(agent string) {
+	m.fallback.WithLabelValues(agent).Inc()
 }
 
 // Drained records the end of a drain: complete, or cut with cancelled

@@ -40,3 +40,17 @@ func TestRateLimitedCounted(t *testing.T) {
 		t.Errorf("calls that no limit refused are counted as limited:\n%s", body)
 	}
 }
+
+// TestStateFallbacksCounted: each call admitted by a worker's own counts,
+// the fleet's store down, is counted by agent.
+func TestStateFallbacksCounted(t *testing.T) {
+	m := metrics.New()
+	m.StateFallback("x")
+	m.StateFallback("x")
+	rec := httptest.NewRecorder()
+	m.Handler(noHealth{}).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body, _ := io.ReadAll(rec.Body)
+	if want := `heddle_state_fallbacks_total{agent="x"} 2`; !strings.Contains(string(body), want) {
+		t.Errorf("metrics lack %s:\n%s", want, body)
+	}
+}
