@@ -1,14 +1,19 @@
 package serve
 
 import (
+	"context"
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/health"
 	"github.com/heddlehq/heddle/metrics"
+	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/runtime/driver"
+	"github.com/heddlehq/heddle/statestore"
 )
 
 // The probe listener's own bounds (serve.probes.listen): a kubelet or a
@@ -45,7 +50,7 @@ func (s *Server) probeServer(m *metrics.Metrics) *http.Server {
 	mux := http.NewServeMux()
 	paths := map[string]http.Handler{
 		"/livez":  http.HandlerFunc(health.Live),
-		"/readyz": s.readyz(health.Ready(s.gens)),
+		"/readyz": s.readyz(health.Ready(s.readiness())),
 	}
 	if m != nil {
 		paths["/metrics"] = s.metricsHandler(m.Handler(s.gens))
@@ -82,3 +87,52 @@ func (s *Server) readyz(h http.Handler) http.Handler {
 		h.ServeHTTP(w, r)
 	})
 }
+
+// readiness is what /readyz reports, on both listeners: the live
+// runtime's dependencies and, with serve.state kind redis, the store the
+// fleet shares, a required dependency: a worker that cannot reach it is
+// not ready (its calls under rates would be refused, or counted by this
+// worker alone, and its conversations could not be read).
+func (s *Server) readiness() health.Reporter {
+	if !s.state.Shared() {
+		return s.gens
+	}
+	return readiness{gens: s.gens, state: s.state}
+}
+
+type readiness struct {
+	gens  *runtime.Generations
+	state *statestore.Store
+}
+
+// Health is the runtime's report with the store's line. A store that was
+// ready is pinged first, within health.RecheckWait and
+// serve.state.timeout_ms: nothing else would tell that it went away while
+// no call needed it. One that was not is left to Recheck.
+func (r readiness) Health() runtime.Report {
+	if d, _ := r.state.Dependency(); d.State == driver.StateReady {
+		ctx, cancel := context.WithTimeout(context.Background(), health.RecheckWait)
+		_ = r.state.Check(ctx)
+		cancel()
+	}
+	rep := r.gens.Health()
+	if d, ok := r.state.Dependency(); ok {
+		rep.Dependencies = append(slices.Clip(rep.Dependencies), d)
+		rep.Ready = rep.Ready && d.State == driver.StateReady
+	}
+	return rep
+}
+
+// Recheck re-checks the runtime's dependencies and pings the store, at
+// once, within ctx.
+func (r readiness) Recheck(ctx context.Context) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = r.state.Check(ctx)
+	}()
+	r.gens.Recheck(ctx)
+	<-done
+}
+
+var _ health.Rechecker = readiness{}

@@ -201,7 +201,7 @@ func (s *Server) routes(m *metrics.Metrics) {
 		s.mux.Handle(method+" "+path, h)
 	}
 	handle("GET", "/livez", http.HandlerFunc(health.Live))
-	handle("GET", "/readyz", health.Ready(s.gens))
+	handle("GET", "/readyz", health.Ready(s.readiness()))
 	if m != nil {
 		handle("GET", "/metrics", s.metricsHandler(m.Handler(s.gens)))
 	}
