@@ -108,6 +108,10 @@ func (v *View) On(ctx context.Context, ts *Toolset) (*View, error) {
 	return nv, nil
 }
 
+// Deferred reports whether any of the toolset's grants says defer: only
+// then do a conversation's views of it differ, by what each loaded.
+func (t *Toolset) Deferred() bool { return t.hasDeferred() }
+
 // hasDeferred reports whether any of the toolset's grants says defer.
 func (t *Toolset) hasDeferred() bool {
 	return slices.ContainsFunc(t.sources, func(s *kindSource) bool { return s.deferred })

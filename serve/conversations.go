@@ -83,8 +83,11 @@ func (c *conversations) viewKeep(r *http.Request, ts *runtime.Toolset) (v *runti
 
 // viewFor is viewKeep for the conversation id of subject.
 func (c *conversations) viewFor(ctx context.Context, ts *runtime.Toolset, subject, id string) (*runtime.View, func(context.Context) error, error) {
-	if c.shared != nil {
+	if c.shared != nil && ts.Deferred() {
 		return c.sharedView(ctx, ts, subject, id)
+	}
+	if c.shared != nil { // nothing to load: every view is the same
+		return ts.NewView(), noKeep, nil
 	}
 	v, err := c.localView(ctx, ts, conversationKey{subject: subject, agent: ts.Agent(), id: id})
 	return v, noKeep, err

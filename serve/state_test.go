@@ -3,6 +3,8 @@ package serve_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -10,6 +12,9 @@ import (
 
 	"github.com/heddlehq/heddle/config/setting"
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/internal/benchpair"
+	"github.com/heddlehq/heddle/internal/plantest"
+	"github.com/heddlehq/heddle/internal/testkinds"
 	"github.com/heddlehq/heddle/internal/testredis"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
@@ -198,4 +203,61 @@ func TestSessionMovesInFleet(t *testing.T) {
 			t.Errorf("alice's session as mallory at %s: %d %s, want 403", f.addr, r.status, r.body)
 		}
 	}
+}
+
+// BenchmarkStateCall: one caller's call of the invoke API in a
+// conversation (Heddle-Conversation) under a policies.limits rate, served
+// by a worker whose state is its own memory and by one whose state is a
+// redis-server on loopback (the rate counted by the fleet's script, the
+// conversation read from the store), in interleaved rounds; it reports
+// each side's median and what the store adds.
+func BenchmarkStateCall(b *testing.B) {
+	srv := testredis.Start(b)
+	b.Setenv("HEDDLE_TEST_REDIS_URL", srv.URL())
+	ref := setting.Ref{Scheme: "env", Name: "HEDDLE_TEST_REDIS_URL"}
+	st, err := statestore.Open(context.Background(), plan.ServeState{Kind: setting.StateRedis, URLRef: &ref, Prefix: "heddle-bench:", OnError: setting.StateClosed, TimeoutMS: 250},
+		secrets.New(secrets.Options{}), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = st.Close() })
+	agents := map[string]string{"a": "capabilities: [{kind: mcp, server: srv}]\npolicies:\n  limits:\n    - {calls: 1000000000, per: 1s, by: caller}\n"}
+	open := func(opts runtime.Options) *runtime.Runtime {
+		p := plantest.Must(b, trustLoopback+inMemoryServer, agents, usecases...)
+		opts.Kinds = testkinds.InMemory(b, nil)
+		rt, err := runtime.Open(context.Background(), p, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = rt.Close() })
+		return rt
+	}
+	fronts := map[string]*front{
+		"memory": startFrontWith(b, "", nil, serve.Options{Generations: runtime.NewGenerations(open(runtime.Options{}))}),
+		"redis":  startFrontWith(b, "", nil, serve.Options{Generations: runtime.NewGenerations(open(runtime.Options{Rates: st.Rates()})), State: st}),
+	}
+	sides := map[string]func() error{}
+	for name, f := range fronts {
+		sides[name] = func() error {
+			req := f.request("POST", "/v1/agents/a/tools/echo", `{"text":"hi"}`)
+			req.Header.Set("X-Heddle-Subject", "alice")
+			req.Header.Set(serve.ConversationHeader, "c1")
+			resp, err := f.client.Do(req)
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+				return err
+			}
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("%s: HTTP %d", name, resp.StatusCode)
+			}
+			return nil
+		}
+	}
+	p50 := benchpair.Medians(benchpair.Rounds(b, []string{"memory", "redis"}, sides))
+	b.ReportMetric(p50["memory"]/1e3, "memory-p50-µs")
+	b.ReportMetric(p50["redis"]/1e3, "redis-p50-µs")
+	b.ReportMetric((p50["redis"]-p50["memory"])/1e3, "redis-added-p50-µs")
 }
