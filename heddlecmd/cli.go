@@ -20,6 +20,7 @@ import (
 	"github.com/heddlehq/heddle/grants/mcpkind/mcplive"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/statestore"
 	"github.com/heddlehq/heddle/usecase"
 )
 
@@ -70,6 +71,7 @@ type invocation struct {
 	flags          *flag.FlagSet // the command's, once parsed
 	onCall         func(runtime.CallEvent)
 	onMCP          func(mcplive.Operation)
+	onRateFallback func(agent string)
 	tracing        *tracing     // set up by the first open; stopped as the command ends
 	example        fs.FS        // Options.Example
 	toldExample    bool         // the fallback to the example was announced
@@ -77,6 +79,11 @@ type invocation struct {
 	set            *builtin.Set // Options.Kinds: both halves
 	cmd            string       // the command being run, once known
 	probe          bool         // only record the command's flag set (commandFlags)
+
+	// heddle serve opens serve.state with its first runtime (shareState);
+	// state is the store it opened, which the command closes.
+	shareState bool
+	state      *statestore.Store
 }
 
 func mainEnv(e *invocation, args []string) int {

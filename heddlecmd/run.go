@@ -22,6 +22,8 @@ import (
 	"github.com/heddlehq/heddle/grants/mcpkind/mcplive"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime"
+	"github.com/heddlehq/heddle/secrets"
+	"github.com/heddlehq/heddle/statestore"
 	"github.com/heddlehq/heddle/wire"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -113,11 +115,34 @@ func (e *invocation) tryOpen(ctx context.Context, rf *runFlags, log *slog.Logger
 			return nil, err
 		}
 	}
+	if e.shareState && e.state == nil {
+		st, err := openState(ctx, p, log)
+		if err != nil {
+			return nil, err
+		}
+		e.state = st
+	}
 	opts, err := e.runtimeOptions(ctx, rf, log, approve)
 	if err != nil {
 		return nil, err
 	}
 	return runtime.Open(ctx, p, opts)
+}
+
+// openState opens p's serve.state, its url_ref resolved as the runtime
+// resolves references, and checks it once: a store that is down at start
+// is a dependency that is down (logged, and /readyz says so), not a
+// failure to start.
+func openState(ctx context.Context, p *plan.Plan, log *slog.Logger) (*statestore.Store, error) {
+	st, err := statestore.Open(ctx, p.Serve.State, secrets.New(secrets.Options{Dir: p.Secrets.Dir}), log)
+	if err != nil {
+		return nil, err
+	}
+	if st.Shared() {
+		_ = st.Check(ctx)
+		log.Info("serve.state", "store", st.String(), "on_error", p.Serve.State.OnError)
+	}
+	return st, nil
 }
 
 // openAgent opens the runtime of agent alone (open) and returns it with
@@ -165,6 +190,11 @@ func (e *invocation) runtimeOptions(ctx context.Context, rf *runFlags, log *slog
 	}
 	if approve {
 		opts.Approver = func(context.Context, runtime.ApprovalRequest) (bool, error) { return true, nil }
+	}
+	// Every generation counts its rates in the store opened at start: the
+	// serve: section holds for the server's life.
+	if r := e.state.Rates(); r != nil {
+		opts.Rates, opts.OnRateFallback = r, e.onRateFallback
 	}
 	return opts, nil
 }

@@ -65,6 +65,11 @@ func (e *invocation) serve(args []string) int {
 	e.onMCP = func(op mcplive.Operation) {
 		m.ObserveMCP(op.Method, op.Server, op.Transport, op.ErrorType, op.Duration)
 	}
+	e.onRateFallback = m.StateFallback
+	// serve.state is opened before the runtime, whose rates it counts, and
+	// closed after it.
+	e.shareState = true
+	defer func() { _ = e.state.Close() }()
 	rt, code := e.open(ctx, &rf, log, false)
 	if rt == nil {
 		return code
@@ -77,7 +82,7 @@ func (e *invocation) serve(args []string) int {
 		e.printFailure(err)
 		return ExitFail
 	}
-	opts := &serve.Options{Addr: ln.Addr(), Metrics: m, Logger: log, Generations: gens}
+	opts := &serve.Options{Addr: ln.Addr(), Metrics: m, Logger: log, Generations: gens, State: e.state}
 	if e.tracing != nil {
 		opts.TracerProvider = e.tracing.provider()
 	}
