@@ -3,7 +3,9 @@ package runtime_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -194,6 +196,46 @@ func TestRatesStoreDownClosed(t *testing.T) {
 	mustCall(t, b, "echo", map[string]any{"text": "back"})
 	mustCall(t, a, "echo", map[string]any{"text": "back"})
 	wantRefusal(t, b, "echo", map[string]any{"text": "counted again"}, diag.ToolRateLimited)
+}
+
+// TestRatesStoreSilentClosed: a store that accepts the connection and
+// never answers costs a call serve.state.timeout_ms (300 ms), then
+// STATE_UNAVAILABLE under on_error: closed; never a hang.
+func TestRatesStoreSilentClosed(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var conns []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c) // held open, never answered
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	ts, _ := worker(t, "redis://"+ln.Addr().String()+"/0", "closed", "    - {calls: 2, per: 1m}\n", nil)
+	start := time.Now()
+	res := wantRefusal(t, ts, "echo", map[string]any{"text": "silence"}, diag.StateUnavailable)
+	if took := time.Since(start); took < 250*time.Millisecond || took > 800*time.Millisecond {
+		t.Errorf("refused after %v, want about timeout_ms (300ms)", took)
+	}
+	if !strings.Contains(text(res), "timeout_ms") {
+		t.Errorf("refusal %q does not say the store did not answer in time", text(res))
+	}
 }
 
 // TestRatesStoreDownOpen: with Redis stopped and on_error: open, calls are
