@@ -1,0 +1,6 @@
+//go:build !race
+
+package fleet_test
+
+// raceBuild: see race_test.go.
+const raceBuild = false
