@@ -40,14 +40,7 @@ type sessionInit struct {
 // peekInitialize returns the initialize request's parameters of a POST
 // (its body read, bounded, and put back); nil for any other request.
 func (h *Handler) peekInitialize(r *http.Request) *mcp.InitializeParams {
-	if r.Body == nil {
-		return nil
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, h.opts.MaxBodyBytes+1))
-	r.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+	body, err := h.peekBody(r)
 	if err != nil {
 		return nil
 	}
@@ -79,6 +72,20 @@ func (h *Handler) sealedSessionID(r *http.Request, agent string, caller heddle.I
 		return ""
 	}
 	return id
+}
+
+// peekBody reads a request's body, at most MaxBodyBytes and one byte,
+// and puts it back for whoever serves the request.
+func (h *Handler) peekBody(r *http.Request) ([]byte, error) {
+	if r.Body == nil {
+		return nil, io.EOF
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, h.opts.MaxBodyBytes+1))
+	r.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+	return body, err
 }
 
 // movedSession is a session begun at another worker, served here.

@@ -1,11 +1,9 @@
 package mcpfacade
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
-	"io"
 	"maps"
 	"net/http"
 	"slices"
@@ -233,14 +231,10 @@ func (h *Handler) isModern(r *http.Request) bool {
 	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" {
 		return v >= modernVersion
 	}
-	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" || r.Body == nil {
+	if r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
 		return false
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, h.opts.MaxBodyBytes+1))
-	r.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+	body, err := h.peekBody(r)
 	if err != nil {
 		return false
 	}
