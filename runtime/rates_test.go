@@ -3,7 +3,6 @@ package runtime_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"sort"
 	"strings"
 	"sync"
@@ -202,32 +201,7 @@ func TestRatesStoreDownClosed(t *testing.T) {
 // never answers costs a call serve.state.timeout_ms (300 ms), then
 // STATE_UNAVAILABLE under on_error: closed; never a hang.
 func TestRatesStoreSilentClosed(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	var conns []net.Conn
-	var mu sync.Mutex
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c) // held open, never answered
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	ts, _ := worker(t, "redis://"+ln.Addr().String()+"/0", "closed", "    - {calls: 2, per: 1m}\n", nil)
+	ts, _ := worker(t, testredis.Silent(t), "closed", "    - {calls: 2, per: 1m}\n", nil)
 	start := time.Now()
 	res := wantRefusal(t, ts, "echo", map[string]any{"text": "silence"}, diag.StateUnavailable)
 	if took := time.Since(start); took < 250*time.Millisecond || took > 800*time.Millisecond {

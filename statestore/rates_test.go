@@ -2,7 +2,6 @@ package statestore_test
 
 import (
 	"context"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -190,34 +189,9 @@ func TestRatesAfterARestart(t *testing.T) {
 // costs a call serve.state.timeout_ms, STATE_UNAVAILABLE, and the store is
 // down.
 func TestRatesNeverHang(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	var held []net.Conn
-	var mu sync.Mutex
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			held = append(held, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range held {
-			c.Close()
-		}
-	})
-	s := openAt(t, "redis://"+ln.Addr().String()+"/0", "closed", 150)
+	s := openAt(t, testredis.Silent(t), "closed", 150)
 	start := time.Now()
-	_, _, err = s.Rates().TakeRates(context.Background(), []runtime.RateBucket{{Agent: "a", By: "agent", Calls: 1, Per: time.Second}})
+	_, _, err := s.Rates().TakeRates(context.Background(), []runtime.RateBucket{{Agent: "a", By: "agent", Calls: 1, Per: time.Second}})
 	took := time.Since(start)
 	if diag.CodeOf(err) != diag.StateUnavailable || !strings.Contains(err.Error(), "timeout_ms") {
 		t.Errorf("a store that never answers: %v, want STATE_UNAVAILABLE naming timeout_ms", err)
