@@ -82,6 +82,10 @@ const (
 	ListenFailed         Code = "LISTEN_FAILED"
 	ServeAuthUnreachable Code = "SERVE_AUTH_UNREACHABLE"
 	MCPLazyUnpinned      Code = "MCP_LAZY_UNPINNED"
+	// ToolDescriptorSuspicious: a tool's definition holds hidden Unicode
+	// or instructions aimed at the model, or its name shadows another
+	// source's tool (OWASP MCP03, tool poisoning).
+	ToolDescriptorSuspicious Code = "TOOL_DESCRIPTOR_SUSPICIOUS"
 )
 
 // Call-time codes of serve's HTTP invoke API.

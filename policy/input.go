@@ -30,6 +30,11 @@ type Tool struct {
 	// own annotations), "override" (the operator's) or "untrusted" (a
 	// server whose annotations are not trusted).
 	ClassifiedBy string `cel:"classified_by"`
+	// Flags are what screening the tool's definition found, sorted:
+	// "hidden_unicode", "instructions", "shadowing" (see
+	// TOOL_DESCRIPTOR_SUSPICIOUS). Empty for a tool nothing was found in,
+	// so `size(tool.flags) > 0` denies every flagged tool.
+	Flags []string `cel:"flags"`
 }
 
 // Input is everything a decision is made on. Decide reads it and never

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/internal/toolscreen"
 	"github.com/heddlehq/heddle/plan"
 	"github.com/heddlehq/heddle/runtime/driver"
 	"github.com/heddlehq/heddle/toolname"
@@ -220,7 +221,9 @@ func (k *kindSource) call(ctx context.Context, d *toolDef, args map[string]any, 
 	return k.Call(ctx, d.tool, args, cc.opts)
 }
 
-// defOf is t as a toolset holds it, classified by c.
+// defOf is t as a toolset holds it, classified by c, with what screening
+// its definition found.
 func defOf(t *mcp.Tool, c driver.Classification) *toolDef {
-	return &toolDef{tool: t, destructive: c.Destructive, readOnly: c.ReadOnly, idempotent: c.Idempotent, classifiedBy: c.By}
+	return &toolDef{tool: t, destructive: c.Destructive, readOnly: c.ReadOnly, idempotent: c.Idempotent, classifiedBy: c.By,
+		flags: toolscreen.Flags(toolscreen.Tool(t))}
 }

@@ -125,6 +125,9 @@ type Runtime struct {
 
 	hashOnce sync.Once
 	hash     string
+
+	// screened holds the shadowing findings already logged (Toolset.flag).
+	screened sync.Map
 }
 
 // Open opens every client the plan needs under one start-up deadline.

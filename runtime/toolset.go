@@ -48,6 +48,10 @@ type Tool struct {
 	// from: the tool's source (server), the operator (override), or a
 	// source whose claims are not trusted (untrusted).
 	ClassifiedBy driver.ClassifiedBy `json:"classified_by"`
+	// Flags are what screening the tool's definition found, sorted:
+	// hidden_unicode, instructions, shadowing (TOOL_DESCRIPTOR_SUSPICIOUS).
+	// Rules see them as tool.flags.
+	Flags []string `json:"flags,omitempty"`
 }
 
 // toolDef is one tool as a source offers it.
@@ -58,6 +62,8 @@ type toolDef struct {
 	idempotent  bool
 	// classifiedBy is where the three flags came from.
 	classifiedBy driver.ClassifiedBy
+	// flags are what screening its definition found (toolscreen).
+	flags []string
 
 	argsOnce sync.Once
 	args     *argcheck.Checker // nil: the schema cannot be used; the server judges
@@ -214,6 +220,7 @@ func (t *Toolset) index(ctx context.Context) (*builtIndex, error) {
 	for i, e := range entries {
 		e.tool.Name = names.names[i]
 	}
+	t.flag(entries)
 	bi := &builtIndex{names: names, entries: entries, gens: slices.Clone(gens)}
 	bi.rtGen.Store(rg)
 	t.idx.Store(bi)
@@ -448,7 +455,8 @@ func (t *Toolset) resolve(ctx context.Context, sd time.Time, name string) (*entr
 func (t *Toolset) authorize(ctx context.Context, sd time.Time, e *entry, args map[string]any, caller heddle.Identity, cc *callConfig) (*mcp.CallToolResult, error) {
 	d := t.policy.Decide(ctx, policy.Input{
 		Tool: policy.Tool{Name: e.tool.Name, OriginalName: e.tool.OriginalName, Server: e.tool.Server, Kind: e.tool.Kind,
-			Destructive: e.tool.Destructive, ReadOnly: e.tool.ReadOnly, Idempotent: e.tool.Idempotent, ClassifiedBy: string(e.tool.ClassifiedBy)},
+			Destructive: e.tool.Destructive, ReadOnly: e.tool.ReadOnly, Idempotent: e.tool.Idempotent, ClassifiedBy: string(e.tool.ClassifiedBy),
+			Flags: e.tool.Flags},
 		Caller: caller,
 		Args:   args,
 	})

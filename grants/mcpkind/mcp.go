@@ -61,6 +61,16 @@ const (
 	ConnectLazy  = "lazy"
 )
 
+// Screen values: what a suspicious tool definition (hidden Unicode,
+// instructions aimed at the model) does.
+const (
+	// ScreenWarn logs TOOL_DESCRIPTOR_SUSPICIOUS and offers the tool, its
+	// findings in tool.flags for rules.
+	ScreenWarn = "warn"
+	// ScreenStrict withholds the tool, logging the code as an error.
+	ScreenStrict = "strict"
+)
+
 // Defaults.
 const (
 	DefaultTimeoutMS      = 20000
@@ -128,6 +138,9 @@ func (s *ServerConfig) defaults(d *config.Deployment, p string) diag.Diagnostics
 	if s.Connect == "" {
 		s.Connect = ConnectEager
 	}
+	if s.Screen == "" {
+		s.Screen = ScreenWarn
+	}
 	return ds
 }
 
@@ -194,6 +207,10 @@ func checkServer(env *grants.Env, d *config.Deployment, name string, s *ServerCo
 		ds = append(ds, diag.Errorf(diag.ConfigValueInvalid, config.Join(p, "connect"),
 			"unknown value: want eager or lazy"))
 	}
+	if s.Screen != ScreenWarn && s.Screen != ScreenStrict {
+		ds = append(ds, diag.Errorf(diag.ConfigValueInvalid, config.Join(p, "screen"),
+			"unknown value: want warn or strict"))
+	}
 	ds = append(ds, grants.CheckGlobs(s.ReadOnlyTools, diag.MCPFilterInvalid, config.Join(p, "read_only_tools"))...)
 	ds = append(ds, grants.CheckGlobs(s.IdempotentTools, diag.MCPFilterInvalid, config.Join(p, "idempotent_tools"))...)
 	ds = append(ds, grants.CheckGlobs(s.DestructiveTools, diag.MCPFilterInvalid, config.Join(p, "destructive_tools"))...)
@@ -233,6 +250,7 @@ func buildServer(env *grants.Env, name string, s *ServerConfig, prefix string) *
 		IdempotentTools:  s.IdempotentTools,
 		DestructiveTools: s.DestructiveTools,
 		Untrusted:        s.TrustAnnotations != nil && !*s.TrustAnnotations,
+		StrictScreen:     s.Screen == ScreenStrict,
 		Tools:            overrides(s.Tools),
 		Command:          s.Command,
 		Headers:          buildHeaders(s.Headers),

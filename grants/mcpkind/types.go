@@ -53,6 +53,11 @@ type ServerConfig struct {
 	// is destructive, neither read-only nor idempotent, unless an override
 	// says otherwise. Default true.
 	TrustAnnotations *bool `koanf:"trust_annotations"`
+	// Screen is what a tool whose definition holds hidden Unicode or
+	// instructions aimed at the model (TOOL_DESCRIPTOR_SUSPICIOUS) does:
+	// warn (the default) logs it and offers the tool, its findings in
+	// tool.flags for rules; strict withholds it.
+	Screen string `koanf:"screen"`
 	// Tools overrides the classification of the tools a name or glob
 	// matches: the exact name's entry, else the longest matching glob's.
 	// It decides over read_only_tools, idempotent_tools and
@@ -96,8 +101,11 @@ type Server struct {
 	IdempotentTools  []string `json:"idempotent_tools,omitempty"`
 	DestructiveTools []string `json:"destructive_tools,omitempty"`
 	// Untrusted is trust_annotations: false.
-	Untrusted bool                 `json:"untrusted,omitempty"`
-	Tools     grants.ToolOverrides `json:"tools,omitempty"`
+	Untrusted bool `json:"untrusted,omitempty"`
+	// StrictScreen is screen: strict: a tool with hidden Unicode or
+	// instructions in its definition is withheld.
+	StrictScreen bool                 `json:"strict_screen,omitempty"`
+	Tools        grants.ToolOverrides `json:"tools,omitempty"`
 
 	Command string                 `json:"command,omitempty"`
 	Args    []string               `json:"args,omitempty"`

@@ -41,6 +41,9 @@ type server struct {
 	// progressFuncs routes progress notifications: token → the
 	// func(driver.Progress) of the call that asked for them.
 	progressFuncs sync.Map
+	// screened holds the suspicious tool definitions already logged
+	// (screen), so that each is logged once, not at every listing.
+	screened sync.Map
 	// headers sets the server's headers: map, outside strat, so that the
 	// strategy's headers win for one name; nil without headers.
 	headers authlive.Strategy
@@ -637,6 +640,7 @@ func (s *server) refresh(ctx context.Context, force bool) ([]*mcp.Tool, uint64, 
 		s.stale.Store(false) // a list_changed arriving from here on re-lists again
 		tools, err := s.list(ctx, sess)
 		if err == nil {
+			s.screen(tools)
 			err = s.checkPins(tools)
 		}
 

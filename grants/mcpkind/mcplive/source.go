@@ -105,7 +105,7 @@ func (m *source) allowed(name string) bool {
 // Tools returns the filtered tools, with the operator's overrides of their
 // annotations, cached per generation of the server's listing; a stale
 // server is re-listed first. A pinned tool that no longer matches the lock
-// is withheld.
+// is withheld, and so is one that screen: strict withholds.
 func (m *source) Tools(ctx context.Context) ([]*mcp.Tool, uint64, error) {
 	tools, _, gen, err := m.list(ctx)
 	return tools, gen, err
@@ -124,7 +124,7 @@ func (m *source) list(ctx context.Context) (tools, orig []*mcp.Tool, gen uint64,
 	tools, orig = make([]*mcp.Tool, 0, len(all)), make([]*mcp.Tool, 0, len(all))
 	by := make(map[string]driver.ClassifiedBy, len(all))
 	for _, t := range all {
-		if !m.allowed(t.Name) {
+		if !m.allowed(t.Name) || m.srv.withheld(t) {
 			continue
 		}
 		if !m.inst.env.Pins.Pinned(m.srv.name, t) && m.srv.pinningWarn() {
