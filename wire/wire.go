@@ -44,6 +44,9 @@ type Tool struct {
 	// ClassifiedBy says where Destructive and ReadOnly came from: server,
 	// override or untrusted.
 	ClassifiedBy string `json:"classified_by"`
+	// Flags are what screening the tool's definition found:
+	// hidden_unicode, instructions, shadowing (TOOL_DESCRIPTOR_SUSPICIOUS).
+	Flags []string `json:"flags,omitempty"`
 }
 
 // Tools returns tools as the invoke API lists them.
@@ -51,7 +54,8 @@ func Tools(tools []runtime.Tool) []Tool {
 	out := make([]Tool, len(tools))
 	for i, t := range tools {
 		out[i] = Tool{Name: t.Name, Kind: t.Kind, Server: t.Server, OriginalName: t.OriginalName,
-			Description: t.Description, InputSchema: t.InputSchema, Destructive: t.Destructive, ReadOnly: t.ReadOnly, ClassifiedBy: string(t.ClassifiedBy), Deferred: t.Deferred}
+			Description: t.Description, InputSchema: t.InputSchema, Destructive: t.Destructive, ReadOnly: t.ReadOnly, ClassifiedBy: string(t.ClassifiedBy), Deferred: t.Deferred,
+			Flags: t.Flags}
 	}
 	return out
 }
