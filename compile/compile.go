@@ -122,6 +122,10 @@ func Compile(in Input) (*plan.Plan, diag.Diagnostics) {
 	ds = append(ds, sds...)
 	p.Serve = srv
 	p.MCP = plan.MCP{Identity: dep.MCP.Identity}
+	aud, ads := compileAudit(dep)
+	dep.Index.Locate(ads)
+	ds = append(ds, ads...)
+	p.Audit = aud
 
 	// Each kind's part, once every grant has been resolved.
 	for _, k := range kinds.Kinds() {

@@ -14,6 +14,8 @@ type Deployment struct {
 	Serve Serve `koanf:"serve"`
 	// MCP is heddle as an MCP server (heddle mcp).
 	MCP MCP `koanf:"mcp"`
+	// Audit is where the audit trail is written, if anywhere.
+	Audit *Audit `koanf:"audit"`
 
 	// Sources lists the layers the deployment was merged from, in order
 	// (file names, and "env" when HEDDLE_ variables were applied).

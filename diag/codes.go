@@ -138,3 +138,11 @@ const (
 	// what needed it was refused.
 	StateUnavailable Code = "STATE_UNAVAILABLE"
 )
+
+// Codes of the audit trail (audit:, heddle audit verify).
+const (
+	// AuditInvalid: the audit: section lacks its path or its key.
+	AuditInvalid Code = "AUDIT_INVALID"
+	// AuditChainBroken: an audit file's chain does not hold at a record.
+	AuditChainBroken Code = "AUDIT_CHAIN_BROKEN"
+)

@@ -84,10 +84,13 @@ type invocation struct {
 	// state is the store it opened, which the command closes.
 	shareState bool
 	state      *statestore.Store
+
+	audit *auditTrail // opened with the first runtime; closed as the command ends
 }
 
 func mainEnv(e *invocation, args []string) int {
 	defer func() { e.tracing.stop() }() // e.tracing is set, if at all, by the command
+	defer e.closeAudit()                // after the command closed its runtime
 	fs := e.flagSet("heddle")
 	rest, err := parse(fs, args, 1)
 	if err != nil {
@@ -129,6 +132,8 @@ func (e *invocation) dispatch(name string, args []string) int {
 		return e.lock(args)
 	case "import":
 		return e.importCmd(args)
+	case "audit":
+		return e.auditCmd(args)
 	case "help":
 		return e.help(args)
 	case "completion":

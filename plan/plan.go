@@ -51,6 +51,8 @@ type Plan struct {
 	Serve Serve `json:"serve"`
 	// MCP is heddle as an MCP server (heddle mcp).
 	MCP MCP `json:"mcp"`
+	// Audit is where the audit trail is written; nil for none.
+	Audit *Audit `json:"audit,omitempty"`
 
 	Agents map[string]*Agent `json:"agents"`
 }
@@ -88,6 +90,7 @@ func (p *Plan) MarshalJSON() ([]byte, error) {
 		Secrets     Secrets                `json:"secrets"`
 		Serve       Serve                  `json:"serve"`
 		MCP         *MCP                   `json:"mcp,omitempty"`
+		Audit       *Audit                 `json:"audit,omitempty"`
 		Agents      map[string]*Agent      `json:"agents"`
 	}
 	head, err := json.Marshal(fields{p.Version, p.Env, p.Sources, p.Startup})
@@ -98,7 +101,7 @@ func (p *Plan) MarshalJSON() ([]byte, error) {
 	if p.MCP.Identity != nil {
 		mcp = &p.MCP
 	}
-	tail, err := json.Marshal(rest{p.AuthPlugins, p.Secrets, p.Serve, mcp, p.Agents})
+	tail, err := json.Marshal(rest{p.AuthPlugins, p.Secrets, p.Serve, mcp, p.Audit, p.Agents})
 	if err != nil {
 		return nil, err
 	}

@@ -309,6 +309,9 @@ type callConfig struct {
 	// approver and approverSet are WithApprover's (approve.go).
 	approver    Approver
 	approverSet bool
+	// ev is the call's event as it is decided, for Options.OnCall
+	// (observe.go); nil without it.
+	ev *CallEvent
 }
 
 // noCallOptions is the configuration of a call without options. Sources
@@ -350,6 +353,7 @@ func (t *Toolset) Call(ctx context.Context, name string, args map[string]any, op
 	var start time.Time
 	if t.rt.opts.OnCall != nil {
 		start = time.Now()
+		cc = observed(cc)
 	}
 	// The supervisor's deadline. It is not a context of its own: the few
 	// steps that can wait (a re-listing, an approval) get one when they
@@ -364,7 +368,7 @@ func (t *Toolset) Call(ctx context.Context, name string, args map[string]any, op
 	}
 	t.endSpan(ctx, span, name, res, err)
 	if t.rt.opts.OnCall != nil {
-		t.observe(name, res, err, time.Since(start))
+		t.observe(ctx, name, args, res, err, time.Since(start), cc.ev)
 	}
 	return res, err
 }
@@ -460,6 +464,7 @@ func (t *Toolset) authorize(ctx context.Context, sd time.Time, e *entry, args ma
 		Caller: caller,
 		Args:   args,
 	})
+	cc.decided(d)
 	switch d.Effect {
 	case policy.Deny:
 		if d.Cause != nil {
@@ -476,6 +481,7 @@ func (t *Toolset) authorize(ctx context.Context, sd time.Time, e *entry, args ma
 				return nil, err
 			}
 			approved = ok
+			cc.answered(ok)
 		}
 		if !approved {
 			return refusal(diag.ToolApprovalRequired, "%s; the call was not approved", d.Reason), nil

@@ -170,7 +170,7 @@ func (v *View) Call(ctx context.Context, name string, args map[string]any, opts 
 		res = refusal(diag.ToolUnknown, "%s is not loaded in this conversation; load it with %s first", diag.Quote(name), load)
 	}
 	if v.t.rt.opts.OnCall != nil {
-		v.t.observe(name, res, nil, time.Since(start))
+		v.t.observe(ctx, name, args, res, nil, time.Since(start), nil)
 	}
 	return res, nil
 }
