@@ -68,7 +68,7 @@ func TestBashCompletion(t *testing.T) {
 		has   []string // at least these
 	}{
 		{name: "commands", words: []string{""},
-			want: []string{"check", "plan", "tools", "call", "health", "serve", "mcp", "lock", "import", "version", "help", "completion"}},
+			want: []string{"check", "plan", "tools", "call", "health", "serve", "mcp", "lock", "import", "audit", "version", "help", "completion"}},
 		{name: "command prefix", words: []string{"c"}, want: []string{"check", "call", "completion"}},
 		{name: "agents", words: []string{"tools", ""}, want: []string{"alpha", "beta"}},
 		{name: "agents of --agents", words: []string{"call", "--agents", "other", ""}, want: []string{"gamma"}},
