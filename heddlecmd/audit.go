@@ -39,7 +39,7 @@ func (e *invocation) openAudit(ctx context.Context, p *plan.Plan, log *slog.Logg
 	if n := len(key.Reveal()); n < audit.MinKeyBytes {
 		return diag.New(diag.ConfigValueInvalid, "audit.key_ref (%s): the key has %d bytes, fewer than %d", p.Audit.KeyRef, n, audit.MinKeyBytes)
 	}
-	o := audit.Options{Path: p.Audit.Path, Key: []byte(key.Reveal()), Stdout: e.stdout, Version: Version, Logger: log}
+	o := audit.Options{Path: p.Audit.Path, Key: []byte(key.Reveal()), Stdout: e.stdout, Version: Version, Logger: log, OnLost: e.onAuditLost}
 	if e.cmd == "mcp" {
 		o.Stdout = e.stderr // stdout is the protocol
 	}

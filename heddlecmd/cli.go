@@ -85,7 +85,8 @@ type invocation struct {
 	shareState bool
 	state      *statestore.Store
 
-	audit *auditTrail // opened with the first runtime; closed as the command ends
+	audit       *auditTrail // opened with the first runtime; closed as the command ends
+	onAuditLost func()      // told of each audit record lost (serve's metrics)
 }
 
 func mainEnv(e *invocation, args []string) int {

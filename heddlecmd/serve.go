@@ -66,6 +66,7 @@ func (e *invocation) serve(args []string) int {
 		m.ObserveMCP(op.Method, op.Server, op.Transport, op.ErrorType, op.Duration)
 	}
 	e.onRateFallback = m.StateFallback
+	e.onAuditLost = m.AuditLost
 	// serve.state is opened before the runtime, whose rates it counts, and
 	// closed after it.
 	e.shareState = true

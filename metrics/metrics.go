@@ -13,6 +13,7 @@
 //	heddle_drain_cancelled_requests_total                requests a cut drain cancelled
 //	heddle_state_fallbacks_total{agent}                  calls admitted by the worker's own
 //	                                                     counts, the fleet's store down (on_error: open)
+//	heddle_audit_records_lost_total                      audit records that could not be written
 //
 // code is "ok", "tool_error" (the tool's own failure) or the diagnostic
 // code of a refusal or failure (TOOL_DENIED, TRANSPORT_TIMEOUT, …). Labels
@@ -50,6 +51,7 @@ type Metrics struct {
 	drains   *prometheus.CounterVec
 	cut      prometheus.Counter
 	fallback *prometheus.CounterVec
+	lost     prometheus.Counter
 }
 
 // New returns metrics in a registry of their own, with the Go runtime's and
@@ -94,12 +96,16 @@ func New() *Metrics {
 			Name: "heddle_state_fallbacks_total",
 			Help: "Tool calls admitted by the worker's own counts of policies.limits because the state store a fleet shares (serve.state) could not count them, under on_error: open, by agent.",
 		}, []string{"agent"}),
+		lost: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "heddle_audit_records_lost_total",
+			Help: "Audit records that could not be written (the queue full, the file failing); the next record written says how many (unmapped.lost).",
+		}),
 	}
 	// Both results are there from the start, at 0, so that an alert on
 	// failures has a series to compare.
 	m.reloads.WithLabelValues("success")
 	m.reloads.WithLabelValues("failure")
-	m.reg.MustRegister(m.calls, m.duration, m.limited, m.reloads, m.mcp, m.drains, m.cut, m.fallback,
+	m.reg.MustRegister(m.calls, m.duration, m.limited, m.reloads, m.mcp, m.drains, m.cut, m.fallback, m.lost,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -144,6 +150,10 @@ func (m *Metrics) ObserveMCP(method, server, transport, errorType string, d time
 func (m *Metrics) StateFallback(agent string) {
 	m.fallback.WithLabelValues(agent).Inc()
 }
+
+// AuditLost counts one audit record that could not be written; pass it as
+// audit.Options.OnLost.
+func (m *Metrics) AuditLost() { m.lost.Inc() }
 
 // Drained records the end of a drain: complete, or cut with cancelled
 // requests still in flight. A nil m records nothing.

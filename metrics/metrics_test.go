@@ -54,3 +54,15 @@ func TestStateFallbacksCounted(t *testing.T) {
 		t.Errorf("metrics lack %s:\n%s", want, body)
 	}
 }
+
+// TestAuditLostCounted: each audit record lost is counted.
+func TestAuditLostCounted(t *testing.T) {
+	m := metrics.New()
+	m.AuditLost()
+	rec := httptest.NewRecorder()
+	m.Handler(noHealth{}).ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body, _ := io.ReadAll(rec.Body)
+	if want := `heddle_audit_records_lost_total 1`; !strings.Contains(string(body), want) {
+		t.Errorf("metrics lack %s:\n%s", want, body)
+	}
+}
