@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heddlehq/heddle/internal/silentpeer"
 	"github.com/heddlehq/heddle/internal/testmcp"
 )
 
@@ -108,39 +109,5 @@ func closedPort(t *testing.T) string {
 }
 
 // silent returns the address of a listener that accepts connections and
-// never answers on them: a peer that hangs. The test's cleanup closes it
-// and every connection it took.
-func silent(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var (
-		mu    sync.Mutex
-		conns []net.Conn
-		done  = make(chan struct{})
-	)
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return ln.Addr().String()
-}
+// never answers on them: a peer that hangs (silentpeer.Listen).
+func silent(t *testing.T) string { return silentpeer.Listen(t) }

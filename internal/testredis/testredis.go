@@ -12,10 +12,11 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/heddlehq/heddle/internal/silentpeer"
 )
 
 // A Server is one redis-server process; Stop and Start stop it and start
@@ -129,33 +130,5 @@ func freePort(t testing.TB) int {
 // the connections it holds, when t ends.
 func Silent(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var held []net.Conn
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			held = append(held, c) // held open, never answered
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range held {
-			c.Close()
-		}
-	})
-	return "redis://" + ln.Addr().String() + "/0"
+	return "redis://" + silentpeer.Listen(t) + "/0"
 }
