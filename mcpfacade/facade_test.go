@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -351,6 +352,49 @@ func TestResultTypeOfNamesNotOffered(t *testing.T) {
 		resp.Body.Close()
 		if !strings.Contains(string(b), `"resultType":"`+c.want+`"`) {
 			t.Errorf("%s: %s, want resultType %s", c.name, b, c.want)
+		}
+	}
+}
+
+// TestListsAt2026: at 2026-07-28 the tools list is the caller's own
+// (cacheScope private, ttlMs ListTTL), and the features the facade does
+// not serve are methods not found (-32601).
+func TestListsAt2026(t *testing.T) {
+	t.Parallel()
+	rt := openRuntime(t)
+	ts, err := rt.Toolset("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := mcpfacade.NewHandler(&mcpfacade.HandlerOptions{
+		Toolset: func(string) (mcpfacade.Toolset, error) { return ts, nil },
+		Agent:   func(*http.Request) string { return "x" },
+	})
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() { _ = h.Close(); srv.Close() })
+	post := func(method string) string {
+		t.Helper()
+		body := `{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":{` +
+			`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+		req, _ := http.NewRequest("POST", srv.URL, strings.NewReader(body))
+		for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+			"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": method} {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return string(b)
+	}
+	if b := post("tools/list"); !strings.Contains(b, `"cacheScope":"private"`) || !strings.Contains(b, `"ttlMs":`+strconv.Itoa(mcpfacade.ListTTL)) {
+		t.Errorf("tools/list: %s, want cacheScope private and ttlMs %d", b, mcpfacade.ListTTL)
+	}
+	for _, m := range []string{"prompts/list", "resources/list", "resources/templates/list"} {
+		if b := post(m); !strings.Contains(b, `"code":-32601`) {
+			t.Errorf("%s: %s, want -32601", m, b)
 		}
 	}
 }
