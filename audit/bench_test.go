@@ -34,7 +34,7 @@ ai:
 				if err != nil {
 					b.Fatal(err)
 				}
-				opts.OnCall = w.Observe
+				opts.OnCall, opts.DigestArgs = w.Observe, true
 			}
 			rt, err := runtime.Open(context.Background(), p, opts)
 			if err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/heddlehq/heddle/internal/canonjson"
+	"github.com/heddlehq/heddle/runtime"
 )
 
 // MinKeyBytes is the shortest key Open and Verify accept.
@@ -51,14 +52,7 @@ func seal(key []byte, r *Record, seq uint64, prev string) ([]byte, error) {
 	return line, nil
 }
 
-// ArgsDigest is the hex SHA-256 of args' canonical JSON: it tells whether
-// two calls had the same arguments, and an auditor who holds the arguments
-// can check them against it, without the file holding them.
-func ArgsDigest(args map[string]any) string {
-	b, err := canonjson.Marshal(args)
-	if err != nil {
-		return ""
-	}
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
-}
+// ArgsDigest is the digest a record holds of a call's arguments
+// (runtime.ArgsDigest): an auditor who holds the arguments checks them
+// against it.
+func ArgsDigest(args map[string]any) string { return runtime.ArgsDigest(args) }

@@ -46,8 +46,9 @@ policies:
     - {when: 'caller.subject == "mallory"', effect: deny}
 `})
 	rt, err := runtime.Open(context.Background(), p, runtime.Options{
-		Kinds:  testkinds.InMemory(t, &testmcp.Options{Destructive: []string{"add"}}),
-		OnCall: w.Observe,
+		Kinds:      testkinds.InMemory(t, &testmcp.Options{Destructive: []string{"add"}}),
+		OnCall:     w.Observe,
+		DigestArgs: true,
 		Approver: func(_ context.Context, req runtime.ApprovalRequest) (bool, error) {
 			return req.Caller.Subject != "bob", nil
 		},

@@ -178,7 +178,7 @@ func (e *invocation) tryOpenAgent(ctx context.Context, rf *runFlags, log *slog.L
 // reading the lock file (a reload reads it again).
 func (e *invocation) runtimeOptions(ctx context.Context, rf *runFlags, log *slog.Logger, approve bool) (runtime.Options, error) {
 	kinds := e.set.WithMCP(func(k *mcplive.Kind) { k.Eager, k.OnOperation = rf.eager, e.onMCP })
-	opts := runtime.Options{Kinds: kinds.Runtime(), Logger: log, ClientName: "heddle", ClientVersion: Version, OnCall: e.observeCall(),
+	opts := runtime.Options{Kinds: kinds.Runtime(), Logger: log, ClientName: "heddle", ClientVersion: Version, OnCall: e.observeCall(), DigestArgs: e.audit != nil,
 		TracerProvider: e.startTracing(ctx, log), TraceContent: e.traceContent()}
 	if e.flags != nil {
 		e.flags.Visit(func(f *flag.Flag) { rf.lockSet = rf.lockSet || f.Name == "lock" })

@@ -53,7 +53,7 @@ type CallEvent struct {
 	TraceID string
 	// ArgsSHA256 is the hex SHA-256 of the arguments' canonical JSON (RFC
 	// 8785's form): it tells whether two calls had the same arguments
-	// without holding them.
+	// without holding them. Set only with Options.DigestArgs.
 	ArgsSHA256 string
 }
 
@@ -110,9 +110,8 @@ func (t *Toolset) observe(ctx context.Context, name string, args map[string]any,
 	if sc := trace.SpanContextFromContext(ctx); sc.HasTraceID() {
 		ev.TraceID = sc.TraceID().String()
 	}
-	if b, err := canonjson.Marshal(args); err == nil {
-		sum := sha256.Sum256(b)
-		ev.ArgsSHA256 = hex.EncodeToString(sum[:])
+	if t.rt.opts.DigestArgs {
+		ev.ArgsSHA256 = ArgsDigest(args)
 	}
 	if bi := t.idx.Load(); bi != nil {
 		if i, ok := bi.names.lookup(name); ok {
@@ -131,4 +130,17 @@ func (t *Toolset) observe(ctx context.Context, name string, args map[string]any,
 		ev.Limit, _, _ = LimitOf(res)
 	}
 	t.rt.opts.OnCall(*ev)
+}
+
+// ArgsDigest is the hex SHA-256 of args' canonical JSON (RFC 8785's
+// form): it tells whether two calls had the same arguments, and one who
+// holds the arguments can check them against it, without holding them.
+// "" when args cannot be encoded.
+func ArgsDigest(args map[string]any) string {
+	b, err := canonjson.Marshal(args)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }

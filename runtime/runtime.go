@@ -78,6 +78,10 @@ type Options struct {
 	// OnCall, when set, is told of every finished call (for metrics). It
 	// runs on the caller's goroutine and must not block.
 	OnCall func(CallEvent)
+	// DigestArgs, when set, fills each CallEvent's ArgsSHA256 (an audit
+	// trail wants it); without it a call's arguments are not encoded for
+	// OnCall.
+	DigestArgs bool
 	// Lock, when set, pins tool definitions (see Lock).
 	Lock *Lock
 	// ClientName and ClientVersion identify heddle to servers.
