@@ -182,3 +182,30 @@ func TestCloseWhileCallHangs(t *testing.T) {
 		t.Errorf("Close took %v with the plugin's call hanging, want it at once", d)
 	}
 }
+
+// TestSocketRemoved: a plugin's socket is made in a directory of the
+// host's, under the host's temporary directory, and that directory is gone
+// once the plugin is killed — a plugin killed while a call hangs cannot
+// remove its socket itself.
+func TestSocketRemoved(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	s, err := buildTest(t, "hang", &syncbuf.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	req, _ := newRequest()
+	if _, err := s.Wrap(noopTransport{resp: okResponse()}).RoundTrip(req.WithContext(ctx)); err == nil {
+		t.Fatal("a request whose headers hang succeeded")
+	}
+	socks, _ := filepath.Glob(filepath.Join(tmp, "heddle-plugin-*", "plugin*"))
+	if len(socks) != 1 {
+		t.Fatalf("sockets under the host's temporary directory while the plugin runs: %v, want one", socks)
+	}
+	_ = s.Close()
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("left in the host's temporary directory after the plugin was killed: %v", left)
+	}
+}

@@ -300,7 +300,9 @@ func TestHostKilledPluginDies(t *testing.T) {
 		t.Fatal(err)
 	}
 	host := exec.Command(os.Args[0], "-test.run=^$")
-	host.Env = append(os.Environ(), hostEnv+"="+planFile, hostEnv+"_BIN="+pluginBin)
+	// The host's temporary directory is the test's: a host killed with
+	// SIGKILL cannot remove the directory of its plugin's socket.
+	host.Env = append(os.Environ(), hostEnv+"="+planFile, hostEnv+"_BIN="+pluginBin, "TMPDIR="+t.TempDir())
 	stderr := &syncbuf.Buffer{}
 	host.Stderr = stderr
 	stdout, err := host.StdoutPipe()

@@ -55,6 +55,7 @@ type proc struct {
 	client    *goplugin.Client
 	wire      *wire
 	pid       int
+	dir       string        // the private directory of its socket, removed when it is killed
 	gen       uint64        // bumped by every successful start
 	starting  chan struct{} // non-nil while a start runs; closed when it ends
 	startErr  error         // why the last start failed
@@ -176,12 +177,11 @@ func (p *proc) ensure(ctx context.Context) (*wire, uint64, error) {
 // start starts the process and publishes the result; done is closed when
 // it is known (and, if the proc was closed meanwhile, the process is dead).
 func (p *proc) start(done chan struct{}) {
-	client, w, pid, err := p.launch()
+	client, w, pid, dir, err := p.launch()
 	p.mu.Lock()
 	if err == nil && p.closed {
 		p.mu.Unlock()
-		client.Kill()
-		killGroup(pid)
+		kill(client, pid, dir)
 		p.mu.Lock()
 		err = errClosed
 	}
@@ -190,7 +190,7 @@ func (p *proc) start(done chan struct{}) {
 		p.failures++
 		p.notBefore = time.Now().Add(backoff(p.failures))
 	} else {
-		p.client, p.wire, p.pid, p.startErr = client, w, pid, nil
+		p.client, p.wire, p.pid, p.dir, p.startErr = client, w, pid, dir, nil
 		p.gen++
 	}
 	p.starting = nil
@@ -206,20 +206,20 @@ func (p *proc) start(done chan struct{}) {
 
 // launch verifies the binary and starts it. A binary whose checksum does
 // not match is never started.
-func (p *proc) launch() (*goplugin.Client, *wire, int, error) {
+func (p *proc) launch() (_ *goplugin.Client, _ *wire, _ int, dir string, err error) {
 	path, err := exec.LookPath(p.key.Command)
 	if err == nil {
 		path, err = filepath.Abs(path)
 	}
 	if err != nil {
-		return nil, nil, 0, diag.Wrap(diag.MCPAuthStrategyInvalid, err, "auth plugin %q: command %s cannot be run", p.name, p.key.Command)
+		return nil, nil, 0, "", diag.Wrap(diag.MCPAuthStrategyInvalid, err, "auth plugin %q: command %s cannot be run", p.name, p.key.Command)
 	}
 	sum, err := fileSHA256(path)
 	if err != nil {
-		return nil, nil, 0, diag.Wrap(diag.MCPAuthStrategyInvalid, err, "auth plugin %q: %s cannot be read", p.name, path)
+		return nil, nil, 0, "", diag.Wrap(diag.MCPAuthStrategyInvalid, err, "auth plugin %q: %s cannot be read", p.name, path)
 	}
 	if want := strings.ToLower(p.key.SHA256); sum != want {
-		return nil, nil, 0, diag.New(diag.MCPAuthStrategyInvalid,
+		return nil, nil, 0, "", diag.New(diag.MCPAuthStrategyInvalid,
 			"auth plugin %q: %s has SHA-256 %s…, not the %s… that ai.auth_plugins.%s.sha256 declares; it was not started",
 			p.name, path, sum[:12], want[:min(12, len(want))], p.name)
 	}
@@ -227,7 +227,15 @@ func (p *proc) launch() (*goplugin.Client, *wire, int, error) {
 	// holding plugin binaries must be writable by the deployer only.
 	cmd := exec.CommandContext(p.stop, path, p.key.Args...)
 	cmd.Cancel = func() error { killGroup(cmd.Process.Pid); return nil } // what it started holds its pipes too
-	cmd.Env = slices.Clone(p.env)
+	// The plugin's socket is made in a directory of its own, removed
+	// when the process is killed: a plugin killed (not asked to stop)
+	// cannot remove its socket itself, and would leave one in the
+	// system's temporary directory at every restart.
+	dir, err = os.MkdirTemp("", "heddle-plugin-")
+	if err != nil {
+		return nil, nil, 0, "", diag.Wrap(diag.MCPAuthStrategyInvalid, err, "auth plugin %q: no directory for its socket", p.name)
+	}
+	cmd.Env = append(slices.Clone(p.env), goplugin.EnvUnixSocketDir+"="+dir)
 	cmd.SysProcAttr = sysProcAttr()
 	client := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig:  pluginsdk.Handshake,
@@ -247,23 +255,40 @@ func (p *proc) launch() (*goplugin.Client, *wire, int, error) {
 	})
 	rpc, err := client.Client()
 	if err != nil {
-		client.Kill()
-		return nil, nil, 0, diag.Wrap(diag.MCPAuthStrategyInvalid, redactedError(p.red, err), "auth plugin %q did not start", p.name)
+		kill(client, 0, dir)
+		return nil, nil, 0, "", diag.Wrap(diag.MCPAuthStrategyInvalid, redactedError(p.red, err), "auth plugin %q did not start", p.name)
 	}
 	raw, err := rpc.Dispense(pluginsdk.PluginName)
 	w, ok := raw.(*wire)
 	if err != nil || !ok {
-		client.Kill()
+		kill(client, 0, dir)
 		if err == nil {
 			err = fmt.Errorf("unexpected plugin type %T", raw)
 		}
-		return nil, nil, 0, diag.Wrap(diag.MCPAuthStrategyInvalid, err, "auth plugin %q does not serve heddle's strategy protocol", p.name)
+		return nil, nil, 0, "", diag.Wrap(diag.MCPAuthStrategyInvalid, err, "auth plugin %q does not serve heddle's strategy protocol", p.name)
 	}
 	pid := 0
 	if rc := client.ReattachConfig(); rc != nil {
 		pid = rc.Pid
 	}
-	return client, w, pid, nil
+	return client, w, pid, dir, nil
+}
+
+// kill ends a plugin's process: what is left of its process group first
+// (pid 0 when it is not known), then go-plugin's client, whose graceful
+// shutdown would otherwise wait for the plugin's calls in flight — a
+// plugin holds nothing worth that wait (headers it would fetch again), and
+// a call that hangs on its identity provider would hold up a start-up that
+// is failing, or a shutdown, for as long as the plugin lets it. Then the
+// directory of its socket goes.
+func kill(client *goplugin.Client, pid int, dir string) {
+	if pid != 0 {
+		killGroup(pid)
+	}
+	client.Kill()
+	if dir != "" {
+		_ = os.RemoveAll(dir)
+	}
 }
 
 func fileSHA256(path string) (string, error) {
@@ -287,8 +312,8 @@ func (p *proc) broken(gen uint64, cause error) {
 		p.mu.Unlock()
 		return // already handled
 	}
-	client, pid := p.client, p.pid
-	p.client, p.wire, p.pid, p.startErr = nil, nil, 0, nil
+	client, pid, dir := p.client, p.pid, p.dir
+	p.client, p.wire, p.pid, p.dir, p.startErr = nil, nil, 0, "", nil
 	p.failures++
 	wait := backoff(p.failures)
 	p.notBefore = time.Now().Add(wait)
@@ -298,8 +323,7 @@ func (p *proc) broken(gen uint64, cause error) {
 	p.log.Debug("auth plugin process stopped", "plugin", p.name, "pid", pid, "reason", p.red.redact(cause.Error()))
 	go func() {
 		defer p.wg.Done()
-		client.Kill()
-		killGroup(pid)
+		kill(client, pid, dir)
 	}()
 }
 
@@ -335,8 +359,8 @@ func (p *proc) release() {
 	if procs.m[p.key] == p {
 		delete(procs.m, p.key)
 	}
-	client, pid, starting := p.client, p.pid, p.starting
-	p.client, p.wire, p.pid = nil, nil, 0
+	client, pid, dir, starting := p.client, p.pid, p.dir, p.starting
+	p.client, p.wire, p.pid, p.dir = nil, nil, 0, ""
 	p.mu.Unlock()
 	procs.mu.Unlock()
 	p.cancel() // a start in flight ends now
@@ -344,13 +368,7 @@ func (p *proc) release() {
 		<-starting // the start kills what it started
 	}
 	if client != nil {
-		// Killed before go-plugin's Kill, whose graceful shutdown waits
-		// for the plugin's calls in flight: a plugin holds nothing worth
-		// that wait (headers it would fetch again), and a call that hangs
-		// on its identity provider would hold up a start-up that is
-		// failing, or a shutdown, for as long as the plugin lets it.
-		killGroup(pid)
-		client.Kill()
+		kill(client, pid, dir)
 		p.log.Debug("auth plugin stopped", "plugin", p.name, "pid", pid)
 	}
 	p.wg.Wait()
