@@ -132,6 +132,14 @@ var faults = func() []*fault {
 			does: "Treated as a server that hangs: the handshake deadline ends it however much has arrived.",
 		},
 		{
+			id: "stream-held", what: "The server answers initialize, then holds the standalone event stream's GET without answering its headers",
+			on: []string{"http"}, req: unreachableReq, opt: unreachableOpt,
+			dep: func(c *cell) map[string]any {
+				return c.mcp(&testmcp.Options{HoldStream: true})
+			},
+			does: "Treated as a server that hangs: the handshake deadline cuts its requests (go-sdk waits for that GET inside its handshake, with no deadline of its own), named, within the budget.",
+		},
+		{
 			id: "command-missing", what: "The command does not exist",
 			on: []string{"stdio"}, req: unreachableReq, opt: unreachableOpt,
 			dep: func(c *cell) map[string]any {

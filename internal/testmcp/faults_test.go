@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"testing"
 	"time"
@@ -187,4 +189,25 @@ func TestFailList(t *testing.T) {
 			t.Fatal("second ListTools succeeded, want an error")
 		}
 	})
+}
+
+// TestHoldStream: with HoldStream, a GET of the Streamable HTTP endpoint
+// gets no answer until its client gives up, and a session still starts
+// over POST.
+func TestHoldStream(t *testing.T) {
+	hs := httptest.NewServer(Handler(&Options{HoldStream: true}))
+	defer hs.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, hs.URL+StreamablePath, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("a held GET was answered %s", resp.Status)
+	}
+	cs, err := newClient(nil).Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: hs.URL + StreamablePath, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatalf("a session over POST: %v", err)
+	}
+	cs.Close()
 }

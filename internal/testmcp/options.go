@@ -148,6 +148,12 @@ type Options struct {
 	// HTTP. Default: 0 (written at once).
 	Dribble time.Duration
 
+	// HoldStream makes the Streamable HTTP endpoint hold every GET (the
+	// standalone event stream a client opens once initialized) without
+	// answering its headers, until the client gives up or the server
+	// stops. Default: false.
+	HoldStream bool
+
 	// MalformedCalls answers every tools/call with a JSON-RPC response
 	// whose result is not an object (valid JSON, not a valid answer), over
 	// stdio and HTTP. Default: false.
@@ -208,6 +214,7 @@ const (
 	FlagTraceTool        = "trace-tool"
 	FlagExitAtStart      = "exit-at-start"
 	FlagDribble          = "dribble"
+	FlagHoldStream       = "hold-stream"
 	FlagMalformedCalls   = "malformed-calls"
 	FlagInvalidJSONCalls = "invalid-json-calls"
 	FlagRepeatCursor     = "repeat-cursor"
@@ -245,6 +252,7 @@ func RegisterFlags(fs *flag.FlagSet) *Options {
 	fs.BoolVar(&o.TraceTool, FlagTraceTool, false, "add the tool trace_context, which returns the trace context its call carried")
 	fs.BoolVar(&o.ExitAtStart, FlagExitAtStart, false, "write one line on stderr and exit with status 1 before serving")
 	fs.DurationVar(&o.Dribble, FlagDribble, 0, "write the answer to initialize one byte every `duration` (a slow-loris handshake)")
+	fs.BoolVar(&o.HoldStream, FlagHoldStream, false, "Streamable HTTP: hold every GET (the standalone event stream) without answering its headers")
 	fs.BoolVar(&o.MalformedCalls, FlagMalformedCalls, false, "answer every tools/call with a result that is not an object")
 	fs.BoolVar(&o.InvalidJSONCalls, FlagInvalidJSONCalls, false, "answer every tools/call with a line that is not JSON")
 	fs.BoolVar(&o.RepeatCursor, FlagRepeatCursor, false, "give every tools/list page the same nextCursor")
@@ -331,6 +339,9 @@ func (o *Options) Args() []string {
 	}
 	if o.Dribble != 0 {
 		add(FlagDribble, o.Dribble.String())
+	}
+	if o.HoldStream {
+		add(FlagHoldStream, "true")
 	}
 	if o.MalformedCalls {
 		add(FlagMalformedCalls, "true")

@@ -60,18 +60,34 @@ func Handler(opts *Options) http.Handler {
 func (s *server) handler() http.Handler {
 	get := func(*http.Request) *mcp.Server { return s.srv }
 	mux := http.NewServeMux()
-	mux.Handle(StreamablePath, mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+	var streamable http.Handler = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
 		Stateless:                    s.opts.Stateless,
 		JSONResponse:                 s.opts.JSONResponse,
 		DisableLocalhostProtection:   true,
 		PropagateRequestCancellation: true,
 		Logger:                       s.log,
-	}))
+	})
+	if s.opts.HoldStream {
+		streamable = holdGET(streamable)
+	}
+	mux.Handle(StreamablePath, streamable)
 	mux.Handle(SSEPath, mcp.NewSSEHandler(get, &mcp.SSEOptions{DisableLocalhostProtection: true}))
 	if s.rewrites() {
 		return s.reshaping(mux)
 	}
 	return mux
+}
+
+// holdGET holds every GET until its request ends (the client gives up, or
+// the server shuts down), answering nothing, and passes the rest to h.
+func holdGET(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			<-r.Context().Done()
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // ListenAndServe serves [Handler]'s endpoints on addr until ctx is done, then

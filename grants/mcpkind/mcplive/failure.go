@@ -38,6 +38,7 @@ type attempt struct {
 	stdio   *keepConn      // stdio: the transport, and the connection it made
 	mark    childproc.Mark // stdio: where the child's stderr begins
 	status  *statusWatch   // http, sse: the error statuses the server answered
+	cut     *handshakeCut  // http, sse: ends the handshake's requests at its deadline
 }
 
 // reaped closes the attempt's stdio connection, again when the SDK already

@@ -2,6 +2,7 @@ package mcplive_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -376,5 +377,40 @@ func TestConnectionFailureMarksDown(t *testing.T) {
 				t.Error("not ready once a call succeeded")
 			}
 		})
+	}
+}
+
+// TestHandshakeTeardownBounded: a server that answers initialize with a
+// session, then holds every other request (the initialized notification,
+// and the DELETE go-sdk sends as it tears the failed handshake down, with
+// a fixed 5 s of its own), fails start-up at its deadline, not 5 s after.
+func TestHandshakeTeardownBounded(t *testing.T) {
+	release := make(chan struct{})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if r.Method == http.MethodPost && strings.Contains(string(body), `"initialize"`) {
+			var req struct {
+				ID json.RawMessage `json:"id"`
+			}
+			_ = json.Unmarshal(body, &req)
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Mcp-Session-Id", "s-1")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"held","version":"1"}}}`, req.ID)
+			return
+		}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer hs.Close()
+	defer close(release)
+	api := fmt.Sprintf("ai:\n  startup_timeout_ms: 1000\n  mcp_servers:\n    s: {transport: http, url: %q, protocol_version: \"2025-11-25\"}\n", hs.URL)
+	start := time.Now()
+	err := failure(t, api, runtime.Options{})
+	took := time.Since(start)
+	wantCode(t, err, diag.MCPServerUnreachable)
+	if took > 2*time.Second {
+		t.Errorf("start-up failed after %v, want about its 1s deadline", took.Round(time.Millisecond))
 	}
 }

@@ -167,12 +167,14 @@ func (s *server) transport() (mcp.Transport, *attempt) {
 		at.stdio = &keepConn{Transport: mcpstdio.NewTransport(at.cmd, &mcpstdio.Options{Terminate: 2 * time.Second, MaxMessageBytes: limit})}
 		return &wireTransport{Transport: at.stdio, hints: &s.hints}, at
 	case "sse":
+		at.cut = newHandshakeCut()
 		hc := s.httpClient(at, limit)
 		if s.spec.Auth != nil { // headers_ref or auth: timeout_ms bounds the idle event stream too
 			hc.Transport = sseconn.IdleBound(hc.Transport, time.Duration(s.spec.TimeoutMS)*time.Millisecond)
 		}
 		return &wireTransport{Transport: sseconn.NewTransport(&mcp.SSEClientTransport{Endpoint: s.spec.URL, HTTPClient: hc, MaxEventSize: bodylimit.EventSize(limit)}), hints: &s.hints}, at
 	}
+	at.cut = newHandshakeCut()
 	hc := s.httpClient(at, limit)
 	hc.Transport = &wireHTTP{next: hc.Transport, hints: &s.hints}
 	t := &mcp.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: hc, MaxRetries: 3, MaxEventSize: bodylimit.EventSize(limit)}
@@ -184,10 +186,11 @@ func (s *server) transport() (mcp.Transport, *attempt) {
 
 // httpClient is the HTTP client of one connection attempt: the server's
 // transport, its strategy's credentials, its headers: map (outside the
-// strategy), a watch on the statuses it answers, and, outermost, the bound
-// of what go-sdk reads of each answer (bodylimit: go-sdk's clients read a
-// body whole; the bound hands them one that holds no message over limit,
-// and refuses the call such a message answers).
+// strategy), a watch on the statuses it answers, the bound of what go-sdk
+// reads of each answer (bodylimit: go-sdk's clients read a body whole; the
+// bound hands them one that holds no message over limit, and refuses the
+// call such a message answers), and, outermost, the cut of the handshake's
+// requests at its deadline (cut.go).
 func (s *server) httpClient(at *attempt, limit int) *http.Client {
 	var rt http.RoundTripper = s.httpT
 	if s.inst.env.HTTPTransport != nil {
@@ -201,7 +204,9 @@ func (s *server) httpClient(at *attempt, limit int) *http.Client {
 	}
 	rt = tracingTransport{next: rt}
 	at.status = &statusWatch{next: rt}
-	return &http.Client{Transport: bodylimit.Transport(at.status, limit), CheckRedirect: sameOrigin}
+	// The cut is outermost: what it answers for a cut handshake is not
+	// the server's.
+	return &http.Client{Transport: cutTransport{next: bodylimit.Transport(at.status, limit), h: at.cut}, CheckRedirect: sameOrigin}
 }
 
 // sameOrigin refuses a redirect to another origin: the strategy would add
@@ -283,7 +288,15 @@ func (s *server) dial(ctx context.Context) (_ *mcp.ClientSession, _ *exec.Cmd, _
 	if v := s.spec.ProtocolVersion; v != "" && v != "auto" {
 		opts = &mcp.ClientSessionOptions{ProtocolVersion: v}
 	}
-	sess, err := s.client.Connect(ctx, t, opts)
+	var sess *mcp.ClientSession
+	connect := func() { sess, err = s.client.Connect(ctx, t, opts) }
+	if at.cut == nil {
+		connect()
+	} else if !at.cut.during(ctx, connect) && err == nil {
+		// It succeeded only as its deadline passed, its requests cut.
+		closeSession(sess, nil)
+		sess, err = nil, context.Cause(ctx)
+	}
 	if err != nil {
 		childproc.KillGroup(at.cmd)
 		return nil, nil, at, s.connectError(ctx, err, at)
