@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 
+	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/diag"
 )
 
@@ -70,6 +71,48 @@ func (s *Set) Decide(ctx context.Context, in Input) Decision {
 		return Decision{Effect: s.approval, Rule: -1, Reason: s.approvalReason}
 	}
 	return Decision{Effect: Allow, Rule: -1, Reason: "no rule matched"}
+}
+
+// Listed reports whether tool may be listed to caller: false when every
+// call of it by caller is denied, whatever its arguments — a denied_tools
+// glob matches it; or the rules, evaluated with the arguments unknown,
+// deny: the first rule that matches every call denies, or no rule can
+// match a call without denying it and the default for the tool is deny
+// (a destructive tool under approval: deny). A rule whose outcome depends
+// on the arguments keeps the tool listed unless its effect is deny, and
+// so does a rule that cannot be evaluated without them: a tool is hidden
+// only when no call of it by this caller can be allowed or asked for.
+//
+// The runtime leaves such a tool out of what the caller is listed and
+// refuses its calls as if it did not exist (TOOL_UNKNOWN): a caller cannot
+// learn from the lists what others may use.
+func (s *Set) Listed(ctx context.Context, tool Tool, caller heddle.Identity) bool {
+	if s == nil {
+		s = defaultSet
+	}
+	for _, g := range s.denied {
+		if ToolMatches(g.glob, tool.Name, tool.OriginalName) {
+			return false
+		}
+	}
+	in := Input{Tool: tool, Caller: caller}
+	for _, r := range s.rules {
+		reach := ReachSome
+		if pc, ok := r.cond.(PartialCondition); ok {
+			reach = pc.Reach(ctx, in)
+		}
+		switch {
+		case reach == ReachAll:
+			return r.effect != Deny
+		case reach == ReachSome && r.effect != Deny:
+			return true // some arguments get past this rule undenied
+		}
+		// ReachNone, or a deny for some arguments: the others go on.
+	}
+	if tool.Destructive {
+		return s.approval != Deny
+	}
+	return true
 }
 
 // defaultSet is what a nil *Set decides with.

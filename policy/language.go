@@ -15,6 +15,32 @@ type Condition interface {
 	Match(ctx context.Context, in Input) (bool, error)
 }
 
+// Reach is how many of a tool's calls by one caller a rule matches when
+// the calls' arguments are not known: what [Set.Listed] decides on.
+type Reach int
+
+const (
+	// ReachNone: the rule matches no call, whatever its arguments.
+	ReachNone Reach = iota
+	// ReachAll: the rule matches every call, whatever its arguments.
+	ReachAll
+	// ReachSome: it depends on the arguments, or cannot be told without
+	// them.
+	ReachSome
+)
+
+// PartialCondition is a Condition that can also be evaluated with the
+// call's arguments unknown (CEL's partial evaluation, for policy/celrules).
+// A Condition that is not one is taken to depend on the arguments, which
+// keeps every tool listed.
+type PartialCondition interface {
+	Condition
+	// Reach evaluates the rule on in.Tool and in.Caller with the
+	// arguments unknown; in.Args is ignored. An evaluation that fails is
+	// ReachSome.
+	Reach(ctx context.Context, in Input) Reach
+}
+
 // Language compiles the text of a rule's `when`, at the config path at, into
 // a Condition, reporting every problem with the text as
 // [diag.PolicyInvalid] at that path, and a nil Condition when any is an

@@ -1,9 +1,11 @@
 package policy
 
 import (
+	"context"
 	"strings"
 	"testing"
 
+	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/plan"
 )
@@ -33,5 +35,25 @@ func TestNoLanguageRefusesRules(t *testing.T) {
 	}
 	if d := s.Decide(t.Context(), Input{Tool: Tool{Name: "drop_table"}}); d.Effect != Deny {
 		t.Errorf("drop_table: %v, want deny by denied_tools", d.Effect)
+	}
+}
+
+// matchAll is a Condition that matches every call and cannot be evaluated
+// with the arguments unknown: not a PartialCondition.
+type matchAll struct{}
+
+func (matchAll) Match(context.Context, Input) (bool, error) { return true, nil }
+
+// TestListedNotPartial: a rule whose condition cannot be evaluated with
+// the arguments unknown keeps the tool listed, even when it denies every
+// call: Listed hides only what it can tell is denied.
+func TestListedNotPartial(t *testing.T) {
+	s := newSet(Ask, "policies.approval", []rule{{effect: Deny, cond: matchAll{}, reason: "r"}})
+	tool := Tool{Name: "t", OriginalName: "t"}
+	if d := s.Decide(context.Background(), Input{Tool: tool}); d.Effect != Deny {
+		t.Fatalf("Decide = %s, want deny", d.Effect)
+	}
+	if !s.Listed(context.Background(), tool, heddle.Identity{}) {
+		t.Error("Listed = false for a condition that cannot tell, want true")
 	}
 }

@@ -69,21 +69,66 @@ func compileWhen(src, at string) (policy.Condition, diag.Diagnostics) {
 		// malformed regular expression in a constant that is built up.
 		return nil, diag.Diagnostics{diag.Errorf(diag.PolicyInvalid, at, "%s", oneLine(err.Error()))}
 	}
-	return condition{prg}, nil
+	return &condition{prg: prg, partial: sync.OnceValue(func() cel.Program {
+		// Planned on first use: only lists ask, and most rules are never
+		// asked about with their arguments unknown.
+		p, err := env.Program(ast, partialOptions...)
+		if err != nil {
+			return nil
+		}
+		return p
+	})}, nil
 }
 
 // activations are reused across evaluations: CEL keeps none past
 // ContextEval, and a call that evaluates several rules makes none.
 var activations = sync.Pool{New: func() any { return new(activation) }}
 
-// condition is a rule's planned CEL program.
+// condition is a rule's planned CEL program, and the program that
+// evaluates it with the arguments unknown.
 type condition struct {
-	prg cel.Program
+	prg     cel.Program
+	partial func() cel.Program
+}
+
+// unknownArgs marks args unknown in a partial evaluation.
+var unknownArgs = []*cel.AttributePatternType{cel.AttributePattern("args")}
+
+// Reach evaluates the rule with the arguments unknown: CEL's partial
+// evaluation answers true or false when the arguments cannot change the
+// outcome (tool.destructive && !("sre" in caller.roles)), and an unknown
+// when they can (args.limit > 100, has(args.x)). A failure is ReachSome.
+func (c *condition) Reach(ctx context.Context, in policy.Input) policy.Reach {
+	prg := c.partial()
+	if prg == nil {
+		return policy.ReachSome
+	}
+	act := activations.Get().(*activation)
+	act.in = policy.Input{Tool: in.Tool, Caller: in.Caller, Args: emptyArgs}
+	defer func() {
+		act.in = policy.Input{}
+		activations.Put(act)
+	}()
+	vars, err := cel.PartialVars(act, unknownArgs...)
+	if err != nil {
+		return policy.ReachSome
+	}
+	out, _, err := prg.ContextEval(ctx, vars)
+	if err != nil {
+		return policy.ReachSome
+	}
+	switch b, ok := out.(types.Bool); {
+	case !ok:
+		return policy.ReachSome // unknown: the arguments decide
+	case bool(b):
+		return policy.ReachAll
+	}
+	return policy.ReachNone
 }
 
 // Match evaluates the rule on in, with its three variables and no map built
 // per evaluation.
-func (c condition) Match(ctx context.Context, in policy.Input) (bool, error) {
+func (c *condition) Match(ctx context.Context, in policy.Input) (bool, error) {
 	act := activations.Get().(*activation)
 	act.in = in
 	if act.in.Args == nil {

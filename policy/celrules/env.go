@@ -70,6 +70,14 @@ var programOptions = []cel.ProgramOption{
 	cel.InterruptCheckFrequency(interruptEvery),
 }
 
+// partialOptions are those of a rule's program that evaluates it with the
+// arguments unknown (condition.Reach).
+var partialOptions = []cel.ProgramOption{
+	cel.EvalOptions(cel.OptOptimize, cel.OptPartialEval),
+	cel.CostLimit(costLimit),
+	cel.InterruptCheckFrequency(interruptEvery),
+}
+
 // estimator assumes every list, map and string is at most sizeHint long, so
 // that a comprehension has a finite worst-case cost.
 type estimator struct{}

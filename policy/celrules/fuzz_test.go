@@ -15,6 +15,7 @@ import (
 // FuzzCompile feeds arbitrary rule text to policy.Compile, and decides with what
 // compiles. Neither may panic; policy.Compile must return a policy.Set exactly when it
 // reports no error, and every diagnostic must be POLICY_INVALID at the rule.
+// A tool Listed hides must be denied by Decide with the fuzzed arguments.
 func FuzzCompile(f *testing.F) {
 	for _, r := range designRules {
 		f.Add(r.When, r.Effect)
@@ -65,6 +66,9 @@ func FuzzCompile(f *testing.F) {
 		}
 		if d.Cause != nil && d.Effect != policy.Deny {
 			t.Fatalf("evaluation error %v did not deny", d.Cause)
+		}
+		if !set.Listed(ctx, in.Tool, in.Caller) && d.Effect != policy.Deny && ctx.Err() == nil {
+			t.Fatalf("Listed hides the tool, yet Decide = %s", d.Effect)
 		}
 	})
 }
