@@ -1,6 +1,10 @@
 package heddle
 
-import "context"
+import (
+	"context"
+
+	"github.com/heddlehq/heddle/internal/callertoken"
+)
 
 // Identity is who a call is made for: the human (or service) that invoked
 // the agent. Policies see it as the CEL variable caller (caller.subject,
@@ -35,6 +39,15 @@ func Caller(ctx context.Context) Identity {
 	return id
 }
 
+// LookupCaller returns the identity a call is made for and whether ctx
+// carries one at all: a context no front door put a caller on is an
+// operator's (the command line without --as, an application's own jobs),
+// and lists for it are not narrowed to what one caller may use.
+func LookupCaller(ctx context.Context) (Identity, bool) {
+	id, ok := ctx.Value(callerKey{}).(Identity)
+	return id, ok
+}
+
 // WithCaller returns a copy of ctx carrying id. An application calls it once
 // per request, after authenticating the caller, and passes the context to
 // runtime.Toolset.Call (or to the agent loop that calls it). Policies see it
@@ -46,4 +59,22 @@ func Caller(ctx context.Context) Identity {
 //	})
 func WithCaller(ctx context.Context, id Identity) context.Context {
 	return context.WithValue(ctx, callerKey{}, id)
+}
+
+// WithCallerToken returns a copy of ctx carrying the caller's own access
+// token, as the caller presented it, beside the identity WithCaller puts
+// there. It is read by one thing only: the auth strategy of a server that
+// is called as the caller (auth: {kind: oauth, flow: token_exchange}),
+// which exchanges it at the identity provider (RFC 8693) for a token of
+// that server's and never sends it on. heddle serve calls it for callers of
+// serve.auth kind jwt; an application that authenticates its callers
+// itself calls it after WithCaller, with the bearer token it verified:
+//
+//	ctx = heddle.WithCaller(r.Context(), id)
+//	ctx = heddle.WithCallerToken(ctx, rawAccessToken)
+//
+// A call made for a caller without a token to such a server is refused
+// with CALLER_TOKEN_REQUIRED. An empty token carries none.
+func WithCallerToken(ctx context.Context, token string) context.Context {
+	return callertoken.With(ctx, token)
 }
