@@ -34,6 +34,7 @@ var userDocs = []string{
 	"docs/auth.md",
 	"docs/policies.md",
 	embeddingDoc,
+	securityDoc,
 }
 
 // anyCodeLinkRE matches a link to a code's section of errors.md, from docs/ or from the repository's
