@@ -27,6 +27,13 @@ type Authenticator interface {
 	Challenge() string
 }
 
+// tokenLender is an Authenticator whose callers' tokens a server called
+// as the caller may exchange (serve.auth kind jwt): it puts the token it
+// verified on the request's context, beside the identity.
+type tokenLender interface {
+	withToken(ctx context.Context, r *http.Request) context.Context
+}
+
 // newAuthenticator sets up serve.auth's kind; nil is no serve.auth.
 func newAuthenticator(ctx context.Context, a *plan.ServeAuth, opts *Options, log *slog.Logger) (Authenticator, error) {
 	if a == nil {

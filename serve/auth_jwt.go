@@ -145,6 +145,19 @@ func (j *jwtAuth) Authenticate(r *http.Request) (heddle.Identity, error) {
 	return copyIdentity(id), nil
 }
 
+// withToken returns ctx carrying r's bearer token, the JWT Authenticate
+// verified, for the one reader that may see it (heddle.WithCallerToken):
+// the strategy of a server called as the caller, which exchanges it at
+// the identity provider for a token of that server's. It is never sent
+// on, logged or kept.
+func (j *jwtAuth) withToken(ctx context.Context, r *http.Request) context.Context {
+	raw, err := bearer(r, "")
+	if err != nil {
+		return ctx
+	}
+	return heddle.WithCallerToken(ctx, raw)
+}
+
 // verify checks raw in the order a reader would: its form and algorithm,
 // its signature, its issuer and audience, then its validity in time; the
 // error of the first check that fails says which it was, never the token.
@@ -331,3 +344,4 @@ func scalarOf(v json.RawMessage) (s string, isValue bool, err error) {
 }
 
 var _ Authenticator = (*jwtAuth)(nil)
+var _ tokenLender = (*jwtAuth)(nil)

@@ -25,6 +25,7 @@ import (
 	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/internal/callertoken"
 	"github.com/heddlehq/heddle/internal/jwttest"
 	"github.com/heddlehq/heddle/plan"
 )
@@ -471,6 +472,33 @@ func TestJWTStartUp(t *testing.T) {
 	for _, alg := range []string{"HS256", "none", "RS1"} {
 		if err := open(plan.ServeAuth{Issuer: iss.url(), Algorithms: []string{"RS256", alg}}); !diag.Has(err, diag.ServeAuthInvalid) {
 			t.Errorf("algorithm %s: %v, want SERVE_AUTH_INVALID", alg, err)
+		}
+	}
+}
+
+// TestJWTLendsTheCallersToken: serve.auth kind jwt puts the token it
+// verified on the request's context (heddle.WithCallerToken), for a
+// server called as the caller; the other kinds have no token to lend.
+func TestJWTLendsTheCallersToken(t *testing.T) {
+	k := newRSAKey(t, "rsa-1")
+	iss := newTestIssuer(t, k.public())
+	j := testJWT(t, iss, &clock{t: time.Now()})
+	tok := k.sign(t, "", claimsOf(iss.url(), nil))
+	r := bearerRequest(tok)
+	if _, err := j.Authenticate(r); err != nil {
+		t.Fatal(err)
+	}
+	var a Authenticator = j
+	l, ok := a.(tokenLender)
+	if !ok {
+		t.Fatal("serve.auth kind jwt lends no token")
+	}
+	if got, ok := callertoken.From(l.withToken(t.Context(), r)); !ok || got != tok {
+		t.Error("the verified token is not on the context")
+	}
+	for _, other := range []Authenticator{none{}, unset{}, &tokens{}, &trustedHeaders{}} {
+		if _, ok := other.(tokenLender); ok {
+			t.Errorf("%T lends a token", other)
 		}
 	}
 }

@@ -253,7 +253,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // authenticated runs h for a request whose caller serve.auth accepts, with
-// that caller in the request's context; it answers 401 otherwise.
+// that caller in the request's context (and, for serve.auth kind jwt, the
+// caller's token, for servers called as the caller); it answers 401
+// otherwise.
 func (s *Server) authenticated(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id, err := s.auth.Authenticate(r)
@@ -266,7 +268,11 @@ func (s *Server) authenticated(h http.HandlerFunc) http.HandlerFunc {
 			Error(w, http.StatusForbidden, err)
 			return
 		}
-		h(w, r.WithContext(heddle.WithCaller(r.Context(), id)))
+		ctx := heddle.WithCaller(r.Context(), id)
+		if l, ok := s.auth.(tokenLender); ok {
+			ctx = l.withToken(ctx, r)
+		}
+		h(w, r.WithContext(ctx))
 	}
 }
 
