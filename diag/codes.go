@@ -132,6 +132,17 @@ const (
 	RequestStateInvalid Code = "REQUEST_STATE_INVALID"
 )
 
+// Codes of calls made as the caller (auth: {kind: oauth, flow:
+// token_exchange}).
+const (
+	// CallerTokenRequired: a call to a server that is called as the
+	// caller was made for a caller whose token heddle does not hold.
+	CallerTokenRequired Code = "CALLER_TOKEN_REQUIRED"
+	// TokenExchangeRefused: the identity provider refused to exchange the
+	// caller's token for one of the server's (RFC 8693).
+	TokenExchangeRefused Code = "TOKEN_EXCHANGE_REFUSED"
+)
+
 // Codes of a fleet's shared state (serve.state).
 const (
 	// StateUnavailable: the store a fleet shares cannot be reached, and

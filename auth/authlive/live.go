@@ -13,6 +13,7 @@ package authlive
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -54,6 +55,30 @@ type OAuthStrategy interface {
 	OAuthHandler() sdkauth.OAuthHandler
 }
 
+// CallerStrategy is implemented by strategies that send a request made
+// for a caller as that caller (oauth's flow token_exchange): a request
+// whose context carries the caller's token (heddle.WithCallerToken) is
+// sent with credentials obtained for that caller; one whose context
+// carries none — a connection's own requests, which no caller made — with
+// the strategy's own.
+//
+// A kind asks ForCaller before it sends a call made for a caller, so that
+// a call that cannot be made as its caller is refused before anything is
+// sent. ForCaller readies the caller's credentials (an exchange, cached
+// for the requests that follow) and returns an error wrapping
+// ErrNoCallerToken when ctx carries no caller's token, or a coded error
+// when the credentials cannot be had (TOKEN_EXCHANGE_REFUSED,
+// TOOL_UNAVAILABLE). Its errors never hold a token.
+type CallerStrategy interface {
+	Strategy
+	ForCaller(ctx context.Context) error
+}
+
+// ErrNoCallerToken is what CallerStrategy.ForCaller returns (wrapped) for
+// a context that carries no caller's token: the kind refuses the call
+// with a code of its own.
+var ErrNoCallerToken = errors.New("the call carries no token of its caller's")
+
 // Env is what a builder gets besides the settings.
 type Env struct {
 	Secrets secrets.Resolver
@@ -61,6 +86,10 @@ type Env struct {
 	Name string
 	// Purpose is "mcp" or "a2a".
 	Purpose string
+	// URL is the server's (or remote agent's) URL, the resource a strategy
+	// requests tokens for unless its settings say otherwise (RFC 8707);
+	// empty when the kind does not say. EnvFor leaves it to the kind.
+	URL string
 	// Plugins are the plan's auth plugins (plan.Plan.AuthPlugins): the
 	// builder of plugin-declared strategies finds its binary here, by the
 	// plugin's name. The map is treated as read-only.

@@ -22,6 +22,12 @@
 //     or needs none, given a pre-provisioned refresh token
 //     (refresh_token_ref).
 //
+// The token_exchange flow is heddle's own, not a go-sdk handler: it calls an
+// MCP server as the caller of each call (RFC 8693 at the identity provider,
+// the caller's token as subject, heddle's client as actor), picking each
+// request's token in Wrap (see exchanger), and is an
+// authlive.CallerStrategy.
+//
 // One strategy value serves MCP and A2A clients alike: the runtime hands
 // [Strategy.OAuthHandler] to go-sdk's Streamable HTTP transport, and
 // [Strategy.Wrap] applies the same token to any other HTTP client.
@@ -58,6 +64,7 @@ const (
 	FlowAuthorizationCode = "authorization_code"
 	FlowClientCredentials = "client_credentials"
 	FlowEnterprise        = "enterprise"
+	FlowTokenExchange     = "token_exchange"
 )
 
 // Options customise the strategy beyond its settings; they are for Go code
@@ -89,7 +96,14 @@ func Builder(opts Options) authlive.Builder {
 		if err != nil {
 			return nil, err
 		}
-		return New(cfg, opts)
+		s, err := New(cfg, opts)
+		switch {
+		case err != nil:
+			return nil, err
+		case cfg.Flow == FlowTokenExchange:
+			return exchangeStrategy{s}, nil
+		}
+		return s, nil
 	}
 }
 
@@ -97,8 +111,8 @@ func Builder(opts Options) authlive.Builder {
 type Config struct {
 	// Name is what messages call the client: "server catalog".
 	Name string
-	// Flow is FlowAuthorizationCode (default), FlowClientCredentials or
-	// FlowEnterprise.
+	// Flow is FlowAuthorizationCode (default), FlowClientCredentials,
+	// FlowEnterprise or FlowTokenExchange.
 	Flow string
 	// ClientID is a pre-registered client id, or an https URL of a client
 	// ID metadata document (SEP-991); empty means dynamic registration.
@@ -110,7 +124,7 @@ type Config struct {
 	// (go-sdk otherwise picks from the server's metadata).
 	TokenEndpointAuth string
 	// Scopes are added to those the server asks for (authorization_code),
-	// or requested (enterprise).
+	// or requested (enterprise, token_exchange).
 	Scopes []string
 	// RedirectURL is the authorization code flow's redirect URI; with the
 	// default fetcher, a loopback http URL with a port that heddle listens on.
@@ -119,18 +133,26 @@ type Config struct {
 	RefreshToken secrets.Value
 	// Enterprise flow (SEP-990): the identity provider's issuer, optional
 	// token endpoint (when set, its metadata is not fetched), heddle's client
-	// there, and the ID token, read afresh for every authorization.
+	// there, and the ID token, read afresh for every authorization. The
+	// token_exchange flow exchanges callers' tokens at the same issuer (or
+	// token endpoint), as the client of ClientID.
 	IdPIssuer        string
 	IdPTokenEndpoint string
 	IdPClientID      string
 	IdPClientSecret  secrets.Value
 	IDToken          func(ctx context.Context) (secrets.Value, error)
+	// Token exchange flow (RFC 8693): the resource (RFC 8707) and the
+	// audience the exchanged tokens are for. Builder makes the server's
+	// URL the resource when neither is set.
+	Resource string
+	Audience string
 }
 
 // Strategy is a built oauth strategy. It is safe for concurrent use; Close
 // cancels an authorization in progress and stops its listener.
 type Strategy struct {
 	h         *handler
+	x         *exchanger // the token_exchange flow; nil for the others
 	delegated atomic.Bool
 	own       *http.Transport // closed with the strategy; nil with Options.HTTPClient
 	stop      context.CancelFunc
@@ -152,8 +174,15 @@ func New(cfg Config, opts Options) (*Strategy, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	client, own := httpClient(opts, &cfg)
 	closing, stop := context.WithCancel(context.Background())
+	if cfg.Flow == FlowTokenExchange {
+		// Its token requests are heddle's own, authenticated as the
+		// settings say: go-sdk sends none, so adapt has nothing to do.
+		client, own := plainClient(opts)
+		sc := newScrubber(cfg.ClientSecret.Reveal())
+		return &Strategy{own: own, stop: stop, x: newExchanger(cfg, client, log, sc, closing)}, nil
+	}
+	client, own := httpClient(opts, &cfg)
 	s := &Strategy{own: own, stop: stop}
 	fetcher, timeout := codeFetcher(&cfg, opts, log)
 	sc := newScrubber(cfg.ClientSecret.Reveal(), cfg.RefreshToken.Reveal(), cfg.IdPClientSecret.Reveal())
@@ -194,6 +223,16 @@ func httpClient(opts Options, cfg *Config) (*http.Client, *http.Transport) {
 		base = http.DefaultTransport
 	}
 	c.Transport = adapt(base, cfg)
+	return &c, nil
+}
+
+// plainClient is httpClient without adapt.
+func plainClient(opts Options) (*http.Client, *http.Transport) {
+	if opts.HTTPClient == nil {
+		own := http.DefaultTransport.(*http.Transport).Clone()
+		return &http.Client{Timeout: 30 * time.Second, Transport: own}, own
+	}
+	c := *opts.HTTPClient
 	return &c, nil
 }
 
@@ -244,9 +283,24 @@ func invalid(name string, err error) error {
 
 // OAuthHandler returns the handler a Streamable HTTP transport gives go-sdk.
 // From then on Wrap leaves the requests that go-sdk authenticates alone.
+// The token_exchange flow has none (nil): Wrap picks each request's token.
 func (s *Strategy) OAuthHandler() sdkauth.OAuthHandler {
+	if s.x != nil {
+		return nil
+	}
 	s.delegated.Store(true)
 	return s.h
+}
+
+// ForCaller readies the token of the caller whose token ctx carries
+// (heddle.WithCallerToken), for the token_exchange flow (see
+// authlive.CallerStrategy); it is nil for the other flows, whose requests
+// are all heddle's.
+func (s *Strategy) ForCaller(ctx context.Context) error {
+	if s.x == nil {
+		return nil
+	}
+	return s.x.ForCaller(ctx)
 }
 
 // Wrap returns a RoundTripper that sends the strategy's bearer token and,
@@ -254,7 +308,15 @@ func (s *Strategy) OAuthHandler() sdkauth.OAuthHandler {
 // replayed). A request that already carries an Authorization header passes
 // untouched; so does one without a token while go-sdk drives the strategy
 // (it authorizes on the response itself).
+//
+// With the token_exchange flow, a request whose context carries a caller's
+// token is sent with the token the identity provider exchanged it for, and
+// any other with heddle's own token (client credentials), whatever
+// Authorization header it carried.
 func (s *Strategy) Wrap(next http.RoundTripper) http.RoundTripper {
+	if s.x != nil {
+		return s.x.Wrap(next)
+	}
 	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
 		if req.Header.Get("Authorization") != "" {
 			return next.RoundTrip(req)
@@ -305,11 +367,20 @@ func (s *Strategy) Close() error {
 	return nil
 }
 
+// exchangeStrategy is what the runtime gets of a strategy of the
+// token_exchange flow: a CallerStrategy, and no OAuth handler for go-sdk.
+type exchangeStrategy struct{ s *Strategy }
+
+func (e exchangeStrategy) Wrap(next http.RoundTripper) http.RoundTripper { return e.s.Wrap(next) }
+func (e exchangeStrategy) ForCaller(ctx context.Context) error           { return e.s.ForCaller(ctx) }
+func (e exchangeStrategy) Close() error                                  { return e.s.Close() }
+
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 var (
-	_ authlive.OAuthStrategy = (*Strategy)(nil)
-	_ sdkauth.OAuthHandler   = (*handler)(nil)
+	_ authlive.OAuthStrategy  = (*Strategy)(nil)
+	_ authlive.CallerStrategy = exchangeStrategy{}
+	_ sdkauth.OAuthHandler    = (*handler)(nil)
 )

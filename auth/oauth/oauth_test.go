@@ -554,6 +554,12 @@ func TestBuildErrors(t *testing.T) {
 		{"refresh without client", map[string]any{"refresh_token_ref": ref("${env:RT}")}, diag.MCPAuthStrategyInvalid, "client_id"},
 		{"both client ids", map[string]any{"client_id": "x", "client_id_ref": ref("${env:ID}"), "redirect_url": "http://127.0.0.1:8765/cb"}, diag.MCPAuthStrategyInvalid, "client_id_ref"},
 		{"missing secret", map[string]any{"flow": "client_credentials", "client_id": "x", "client_secret_ref": ref("${env:MISSING}")}, diag.SecretUnresolved, "MISSING"},
+		{"exchange without client", map[string]any{"flow": "token_exchange", "idp_issuer": "https://idp.example"}, diag.MCPAuthStrategyInvalid, "client_secret_ref"},
+		{"exchange without idp", map[string]any{"flow": "token_exchange", "client_id": "x", "client_secret_ref": ref("${env:S}")}, diag.MCPAuthStrategyInvalid, "idp_issuer"},
+		{"exchange over plain http", map[string]any{"flow": "token_exchange", "client_id": "x", "client_secret_ref": ref("${env:S}"), "idp_issuer": "http://idp.example"}, diag.MCPAuthStrategyInvalid, "idp_issuer"},
+		{"exchange with a relative resource", map[string]any{"flow": "token_exchange", "client_id": "x", "client_secret_ref": ref("${env:S}"), "idp_issuer": "https://idp.example", "resource": "mcp/x"}, diag.MCPAuthStrategyInvalid, "resource"},
+		{"exchange with the enterprise flow's client", map[string]any{"flow": "token_exchange", "client_id": "x", "client_secret_ref": ref("${env:S}"), "idp_issuer": "https://idp.example", "idp_client_id": "y"}, diag.MCPAuthStrategyInvalid, "idp_client_id"},
+		{"resource in another flow", map[string]any{"flow": "client_credentials", "client_id": "x", "client_secret_ref": ref("${env:S}"), "resource": "https://mcp.example"}, diag.MCPAuthStrategyInvalid, "resource"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

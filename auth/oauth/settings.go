@@ -26,6 +26,16 @@ func configFrom(ctx context.Context, env authlive.Env, s map[string]any) (Config
 		IdPIssuer:         str(s, "idp_issuer"),
 		IdPTokenEndpoint:  str(s, "idp_token_endpoint"),
 		IdPClientID:       str(s, "idp_client_id"),
+		Resource:          str(s, "resource"),
+		Audience:          str(s, "audience"),
+	}
+	if cfg.Flow == FlowTokenExchange {
+		if env.Purpose != "mcp" {
+			return Config{}, invalid(env.Name, errors.New("flow token_exchange calls MCP servers as their callers; it is not available here"))
+		}
+		if cfg.Resource == "" && cfg.Audience == "" {
+			cfg.Resource = env.URL // RFC 8707: the server's own URL names it
+		}
 	}
 	if _, ok := authlive.Ref(s, "client_id_ref"); ok {
 		if cfg.ClientID != "" {

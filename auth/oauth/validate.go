@@ -20,6 +20,8 @@ func validate(cfg *Config, opts Options) error {
 		p.checkClientCredentials(cfg)
 	case FlowEnterprise:
 		p.checkEnterprise(cfg)
+	case FlowTokenExchange:
+		p.checkTokenExchange(cfg)
 	default:
 		p.bad("unknown flow %q", cfg.Flow)
 	}
@@ -62,6 +64,7 @@ func (p *problems) checkClient(cfg *Config) {
 // that a refresh token comes with the client it was issued to.
 func (p *problems) checkAuthorizationCode(cfg *Config, opts Options) {
 	p.notFor("idp_*", cfg.idpSet())
+	p.notForExchange(cfg)
 	if cfg.RedirectURL != "" && opts.Fetcher == nil {
 		if err := checkLoopbackRedirect(cfg.RedirectURL); err != nil {
 			p.bad("redirect_url: %v", err)
@@ -91,6 +94,50 @@ func (p *problems) checkClientCredentials(cfg *Config) {
 	p.notFor("redirect_url", cfg.RedirectURL != "")
 	p.notFor("refresh_token_ref", !cfg.RefreshToken.IsZero())
 	p.notFor("idp_*", cfg.idpSet())
+	p.notForExchange(cfg)
+}
+
+// notForExchange records the token_exchange flow's own settings in
+// another flow.
+func (p *problems) notForExchange(cfg *Config) {
+	p.notFor("resource", cfg.Resource != "")
+	p.notFor("audience", cfg.Audience != "")
+}
+
+// checkTokenExchange checks that the token_exchange flow has heddle's
+// client at the identity provider, which authenticates (it is the actor
+// of every exchange, and asks for heddle's own token), where to exchange,
+// and what for.
+func (p *problems) checkTokenExchange(cfg *Config) {
+	if cfg.ClientID == "" || cfg.ClientSecret.IsZero() {
+		p.bad("flow token_exchange needs client_id (or client_id_ref) and client_secret_ref: heddle's client at the identity provider")
+	}
+	if cfg.TokenEndpointAuth == "none" {
+		p.bad("flow token_exchange authenticates the client: token_endpoint_auth cannot be none")
+	}
+	if cfg.IdPIssuer == "" && cfg.IdPTokenEndpoint == "" {
+		p.bad("flow token_exchange needs idp_issuer or idp_token_endpoint: where callers' tokens are exchanged")
+	}
+	for _, u := range []struct{ name, v string }{{"idp_issuer", cfg.IdPIssuer}, {"idp_token_endpoint", cfg.IdPTokenEndpoint}} {
+		if u.v != "" {
+			if err := checkHTTPSOrLoopback(u.v); err != nil {
+				p.bad("%s: %v", u.name, err)
+			}
+		}
+	}
+	if cfg.Resource == "" && cfg.Audience == "" {
+		p.bad("flow token_exchange needs resource or audience: what the exchanged tokens are for")
+	}
+	if r := cfg.Resource; r != "" {
+		if u, err := url.Parse(r); err != nil || u.Scheme == "" || u.Fragment != "" {
+			p.bad("resource must be an absolute URI without a fragment (RFC 8707)")
+		}
+	}
+	p.notFor("redirect_url", cfg.RedirectURL != "")
+	p.notFor("refresh_token_ref", !cfg.RefreshToken.IsZero())
+	p.notFor("idp_client_id", cfg.IdPClientID != "")
+	p.notFor("idp_client_secret_ref", !cfg.IdPClientSecret.IsZero())
+	p.notFor("idp_token_ref", cfg.IDToken != nil)
 }
 
 // checkEnterprise checks that the enterprise flow has its two clients, the
@@ -111,6 +158,7 @@ func (p *problems) checkEnterprise(cfg *Config) {
 	}
 	p.notFor("redirect_url", cfg.RedirectURL != "")
 	p.notFor("refresh_token_ref", !cfg.RefreshToken.IsZero())
+	p.notForExchange(cfg)
 }
 
 // idpSet reports whether any setting of the enterprise flow's identity

@@ -53,6 +53,10 @@ var codes = []diag.Entry{
 		Meaning: "A server of MCP 2026-07-28 refused a call because its caller did not declare a client capability the tool needs (JSON-RPC -32021): the tool would ask for input — sampling, elicitation, roots — that the caller cannot give. heddle's own client declares elicitation and sampling only when the runtime has handlers for them; behind the MCP facade, the host's own capabilities are declared, and a 2026-07-28 host gets the JSON-RPC error -32021 (HTTP 400) with this code in its data. Elsewhere the call is refused with this code; the model reads it.",
 		Fix:     "Call the tool from a host that declares the capability, give the runtime the handler (mcplive.Kind's Elicitation or Sampling) when you embed heddle, or exclude the tool from the grant.",
 		Example: "a tool that needs sampling, called through /mcp/{agent} by a host that declared only elicitation"},
+	{Code: diag.CallerTokenRequired, Phase: diag.PhaseCall,
+		Meaning: "A call to a server whose auth is {kind: oauth, flow: token_exchange} — called as its caller, with a token the identity provider issues in exchange for the caller's own — was made for a caller whose token heddle does not hold: a caller of serve.auth kind tokens, static, trusted_headers or none, a call of heddle call or heddle mcp, or an application's call without heddle.WithCallerToken. Nothing is sent to the server, and the call is not made as heddle instead; the model reads the refusal.",
+		Fix:     "Call the agent through heddle serve with serve.auth kind jwt, whose callers' tokens the identity provider of the server's auth exchanges; an application that authenticates its callers itself passes the bearer token it verified with heddle.WithCallerToken. A server that should be called as heddle, whoever the caller, takes flow client_credentials instead.",
+		Example: "heddle call ops whoami   # and the server of whoami has auth: {kind: oauth, flow: token_exchange, …}"},
 }
 
 var _ grants.Coded = Kind{}

@@ -455,6 +455,7 @@ func (s *server) prepare(ctx context.Context) error {
 	}
 	aenv := authlive.EnvFor(env, "mcp", "server "+s.name)
 	aenv.Logger = s.log // the server's, which names it
+	aenv.URL = s.spec.URL
 	strat, err := authlive.Build(ctx, aenv, s.spec.Auth)
 	if err != nil {
 		return err

@@ -17,8 +17,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/heddlehq/heddle/auth/authlive"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants/mcpkind/internal/msglimit"
+	"github.com/heddlehq/heddle/internal/callertoken"
 	"github.com/heddlehq/heddle/internal/resultcap"
 	"github.com/heddlehq/heddle/runtime/driver"
 )
@@ -112,7 +114,9 @@ func (m *source) Tools(ctx context.Context) ([]*mcp.Tool, uint64, error) {
 }
 
 func (m *source) list(ctx context.Context) (tools, orig []*mcp.Tool, gen uint64, err error) {
-	all, gen, err := m.srv.refresh(ctx, false)
+	// A listing is the server's, whoever asked for the tools: it is never
+	// sent as a caller.
+	all, gen, err := m.srv.refresh(callertoken.Without(ctx), false)
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -233,6 +237,9 @@ func (m *source) call(ctx context.Context, t *mcp.Tool, args map[string]any, opt
 		return nil, diag.New(diag.ToolUnavailable, "server %s is closed", m.srv.name)
 	}
 	defer m.srv.release()
+	if err := m.srv.asCaller(ctx, t.Name); err != nil {
+		return nil, err
+	}
 	for round := 1; ; round++ {
 		res, err := m.send(ctx, t, params)
 		if err != nil || !res.NeedsInput() || opts.Input != nil {
@@ -249,6 +256,25 @@ func (m *source) call(ctx context.Context, t *mcp.Tool, args map[string]any, opt
 		next.InputResponses, next.RequestState = answers, res.RequestState
 		params = &next
 	}
+}
+
+// asCaller checks, for a server called as the caller of each call (a
+// strategy that is an authlive.CallerStrategy: oauth's flow
+// token_exchange), that this call can be made as its caller, before
+// anything is sent: a call whose context carries no caller's token is
+// refused with CALLER_TOKEN_REQUIRED, and never sent as heddle instead;
+// one whose token the identity provider will not exchange, with the
+// strategy's code. Other servers' calls pass.
+func (s *server) asCaller(ctx context.Context, tool string) error {
+	cs, ok := s.strat.(authlive.CallerStrategy)
+	if !ok {
+		return nil
+	}
+	err := cs.ForCaller(ctx)
+	if errors.Is(err, authlive.ErrNoCallerToken) {
+		return diag.Wrap(diag.CallerTokenRequired, err, "server %s is called as the caller of each call, and heddle holds no token of this call's caller: %s was not called", s.name, tool)
+	}
+	return err
 }
 
 // maxInputRounds bounds the rounds of input one call's server may ask for
