@@ -1,0 +1,273 @@
+package integration
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/internal/modtest"
+	"github.com/heddlehq/heddle/internal/syncbuf"
+)
+
+// seenRequest is one request the whoami server was sent (GET /seen).
+type seenRequest struct {
+	Method        string `json:"method"`
+	RPC           string `json:"rpc"`
+	Authorization string `json:"authorization"`
+	Verified      bool   `json:"verified"`
+}
+
+// TestTokenExchange runs the path users run for calls made as the caller:
+// heddle serve (the binary) with serve.auth kind jwt against oidc-provider,
+// and an agent granting an MCP server — integration/whoami, a process of
+// its own that verifies bearer tokens with the provider's keys — whose
+// auth is {kind: oauth, flow: token_exchange}. A caller with a token of the
+// provider's (client credentials as ops-bot, for urn:heddle:invoke) calls
+// the invoke API; the provider exchanges it (RFC 8693, a grant registered
+// in integration/oidc/server.mjs) for heddle's client heddle-worker:
+//
+//   - the server sees the caller's subject, ops-bot, with act heddle-worker;
+//   - the exchanged token is reused for a second call: one exchange;
+//   - the handshake and listings carry heddle's own token (client
+//     credentials as heddle-worker, no act);
+//   - the caller's inbound token never reaches the server;
+//   - a caller without a token (heddle call) is refused with
+//     CALLER_TOKEN_REQUIRED, and no tools/call reaches the server.
+func TestTokenExchange(t *testing.T) {
+	idp := startOIDCProvider(t, newRSAKey(t, "k1"))
+	root := modtest.Root(t)
+	bin := t.TempDir()
+	heddleBin, whoamiBin := filepath.Join(bin, "heddle"), filepath.Join(bin, "whoami")
+	for out, pkg := range map[string]string{heddleBin: "./cmd/heddle", whoamiBin: "./integration/whoami"} {
+		build := exec.Command("go", "build", "-o", out, pkg)
+		build.Dir = root
+		if b, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("building %s: %v\n%s", pkg, err, b)
+		}
+	}
+	who := startWhoami(t, whoamiBin, idp.issuer)
+
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "worker-secret")
+	if err := os.WriteFile(secret, []byte("heddle-worker-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	modtest.WriteFile(t, filepath.Join(dir, "config/api.yaml"), `
+ai:
+  mcp_servers:
+    who:
+      url: `+who+`/mcp
+      auth:
+        kind: oauth
+        flow: token_exchange
+        idp_issuer: `+idp.issuer+`
+        client_id: heddle-worker
+        client_secret_ref: ${file:`+secret+`}
+serve:
+  auth: {kind: jwt, issuer: `+idp.issuer+`, audience: "urn:heddle:invoke"}
+`)
+	modtest.WriteFile(t, filepath.Join(dir, "agents/ops/agent.yaml"), "capabilities: [{kind: mcp, server: who}]\n")
+	base := startHeddleServe(t, heddleBin, dir)
+
+	inbound := idp.token(t, "ops-bot", "urn:heddle:invoke", "invoke")
+	var tool string
+	for range 2 {
+		var r exchangeAnswer
+		r, tool = callAsCaller(t, base, inbound, tool)
+		if r.status != http.StatusOK || r.IsError || r.Structured.Sub != "ops-bot" || r.Structured.Act != "heddle-worker" {
+			t.Fatalf("as ops-bot: %d %s: want the server to see sub ops-bot, act heddle-worker", r.status, r.body)
+		}
+	}
+
+	// A caller heddle holds no token of: heddle call.
+	before := callsSeen(whoSeen(t, who))
+	call := exec.Command(heddleBin, "call", "ops", tool, "--args", "{}", "--format", "json")
+	call.Dir = dir
+	out, err := call.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), string(diag.CallerTokenRequired)) {
+		t.Errorf("heddle call: %v\n%s\nwant a refusal with CALLER_TOKEN_REQUIRED", err, out)
+	}
+
+	seen := whoSeen(t, who)
+	if after := callsSeen(seen); after != before {
+		t.Errorf("%d tools/call reached the server from a caller without a token", after-before)
+	}
+	var calls []seenRequest
+	for _, s := range seen {
+		if strings.Contains(s.Authorization, inbound) {
+			t.Errorf("the server was sent the caller's own token (%s %s)", s.Method, s.RPC)
+		}
+		t.Logf("the server was sent %s %s", s.Method, s.RPC)
+		if !s.Verified {
+			t.Errorf("the server was sent a token it does not accept: %s %s", s.Method, s.RPC)
+		}
+		if s.RPC == "tools/call" {
+			calls = append(calls, s)
+			continue
+		}
+		if c := jwtClaims(t, s.Authorization); c["sub"] != "heddle-worker" || c["act"] != nil {
+			t.Errorf("%s %s was sent as %v, want heddle's own token (sub heddle-worker, no act)", s.Method, s.RPC, c["sub"])
+		}
+	}
+	if !slices.ContainsFunc(seen, func(s seenRequest) bool { return s.RPC == "initialize" }) {
+		t.Errorf("no handshake reached the server: %+v", seen)
+	}
+	if len(calls) != 2 {
+		t.Fatalf("%d tools/call reached the server, want 2", len(calls))
+	}
+	if calls[0].Authorization != calls[1].Authorization {
+		t.Error("the second call was sent with another token: want the exchanged token reused, one exchange for two calls")
+	}
+	c := jwtClaims(t, calls[0].Authorization)
+	act, _ := c["act"].(map[string]any)
+	if c["sub"] != "ops-bot" || act["sub"] != "heddle-worker" || c["aud"] != who+"/mcp" {
+		t.Errorf("the call's token: sub %v act %v aud %v: want ops-bot, heddle-worker, the server's URL", c["sub"], c["act"], c["aud"])
+	}
+}
+
+// exchangeAnswer is the invoke API's answer to a call of whoami.
+type exchangeAnswer struct {
+	status     int
+	body       string
+	IsError    bool `json:"isError"`
+	Structured struct {
+		Sub string `json:"sub"`
+		Act string `json:"act"`
+	} `json:"structuredContent"`
+}
+
+// callAsCaller calls whoami of agent ops through the invoke API with the
+// caller's token, finding the tool's name first when tool is empty.
+func callAsCaller(t *testing.T, base, token, tool string) (exchangeAnswer, string) {
+	t.Helper()
+	client := &http.Client{Timeout: 30 * time.Second}
+	do := func(method, path, body string) (int, []byte) {
+		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+		return res.StatusCode, b
+	}
+	if tool == "" {
+		status, b := do("GET", "/v1/agents/ops/tools", "")
+		var list []struct {
+			Name string `json:"name"`
+		}
+		if err := json.Unmarshal(b, &list); err != nil || status != 200 {
+			t.Fatalf("listing ops's tools: %d %s", status, b)
+		}
+		for _, tl := range list {
+			if strings.HasSuffix(tl.Name, "whoami") {
+				tool = tl.Name
+			}
+		}
+		if tool == "" {
+			t.Fatalf("ops offers no whoami: %s", b)
+		}
+	}
+	status, b := do("POST", "/v1/agents/ops/tools/"+tool, "{}")
+	r := exchangeAnswer{status: status, body: string(b)}
+	_ = json.Unmarshal(b, &r)
+	return r, tool
+}
+
+// startWhoami runs integration/whoami against issuer and returns its base
+// URL; it is stopped when the test ends.
+func startWhoami(t *testing.T, bin, issuer string) string {
+	t.Helper()
+	cmd := exec.Command(bin, "--issuer", issuer)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	var stderr syncbuf.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			default:
+			}
+		}
+		close(lines)
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("whoami stderr:\n%s", stderr.String())
+		}
+	})
+	select {
+	case line, ok := <-lines:
+		base, found := strings.CutPrefix(line, "listening on ")
+		if !ok || !found {
+			t.Fatalf("whoami printed %q\nstderr:\n%s", line, stderr.String())
+		}
+		return base
+	case <-time.After(30 * time.Second):
+		t.Fatalf("whoami did not listen within 30 s\nstderr:\n%s", stderr.String())
+	}
+	return ""
+}
+
+// whoSeen is what the whoami server at base was sent so far.
+func whoSeen(t *testing.T, base string) []seenRequest {
+	t.Helper()
+	res, err := http.Get(base + "/seen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out []seenRequest
+	if err := json.NewDecoder(res.Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// callsSeen counts the tools/call requests in seen.
+func callsSeen(seen []seenRequest) int {
+	n := 0
+	for _, s := range seen {
+		if s.RPC == "tools/call" {
+			n++
+		}
+	}
+	return n
+}
+
+// jwtClaims reads the claims of an Authorization header's bearer JWT,
+// unverified: the whoami server verified it.
+func jwtClaims(t *testing.T, header string) map[string]any {
+	t.Helper()
+	return claimsOf(t, strings.TrimPrefix(header, "Bearer "))
+}
