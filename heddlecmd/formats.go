@@ -23,11 +23,13 @@ var toolFormats = func() []string {
 // that opens the runtime.
 type toolsFlags struct {
 	runFlags
+	caller callerFlags
 	strict bool
 }
 
 func (tf *toolsFlags) register(fs *flag.FlagSet) {
 	tf.runFlags.register(fs)
+	tf.caller.register(fs)
 	fs.BoolVar(&tf.strict, "strict", false, "OpenAI strict mode: every property required, optional ones nullable (with --format openai-chat or openai-responses)")
 }
 

@@ -19,7 +19,8 @@ import (
 
 // TestMCPCommand runs `heddle mcp` with a go-sdk client on its standard
 // input and output: the agent's tools are listed, calls are made for the
-// deployment's mcp.identity, a destructive tool needs approval (this host
+// deployment's mcp.identity, who is not listed a tool the rules deny him
+// whatever its arguments, a destructive tool needs approval (this host
 // cannot elicit), logs go to stderr, and closing stdin ends the command
 // with 0.
 func TestMCPCommand(t *testing.T) {
@@ -57,8 +58,9 @@ func TestMCPCommand(t *testing.T) {
 		}
 		names = append(names, tool.Name)
 	}
-	if !strings.Contains(","+strings.Join(names, ",")+",", ",echo,") || strings.Contains(strings.Join(names, ","), "sleep") {
-		t.Errorf("tools %v: want echo, and not sleep", names)
+	if !strings.Contains(","+strings.Join(names, ",")+",", ",echo,") || strings.Contains(strings.Join(names, ","), "sleep") ||
+		strings.Contains(strings.Join(names, ","), "remove_tool") {
+		t.Errorf("tools %v: want echo, and neither sleep nor remove_tool (denied to bob whatever its arguments)", names)
 	}
 	call := func(name string, args map[string]any) *mcp.CallToolResult {
 		t.Helper()
@@ -71,8 +73,8 @@ func TestMCPCommand(t *testing.T) {
 	if res := call("echo", map[string]any{"text": "hello over mcp"}); res.IsError {
 		t.Errorf("echo: %+v", res)
 	}
-	if res := call("remove_tool", map[string]any{"name": "echo"}); runtime.RefusalCode(res) != diag.ToolDenied {
-		t.Errorf("remove_tool as bob: code %q, want TOOL_DENIED", runtime.RefusalCode(res))
+	if res := call("remove_tool", map[string]any{"name": "echo"}); runtime.RefusalCode(res) != diag.ToolUnknown {
+		t.Errorf("remove_tool as bob: code %q, want TOOL_UNKNOWN", runtime.RefusalCode(res))
 	}
 	// The host speaks 2026-07-28 (go-sdk's own choice) and declared no
 	// elicitation: the call lacks a capability it needs, MCP's -32021.

@@ -34,6 +34,41 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
 
+// callerFlags name the caller a command acts for: --as, --role, --claim.
+type callerFlags struct {
+	as     string
+	roles  listFlag
+	claims listFlag
+}
+
+func (c *callerFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.as, "as", "", "the caller's subject")
+	fs.Var(&c.roles, "role", "a role of the caller (repeatable)")
+	fs.Var(&c.claims, "claim", "a claim of the caller, NAME=VALUE (repeatable)")
+}
+
+// with returns ctx carrying the caller the flags name, or ctx as it is
+// when none of them is given: then the command acts as the operator, who
+// is listed every tool (and is told TOOL_DENIED, not TOOL_UNKNOWN, of a
+// tool the rules deny to everyone).
+func (c *callerFlags) with(ctx context.Context) (context.Context, error) {
+	if c.as == "" && len(c.roles) == 0 && len(c.claims) == 0 {
+		return ctx, nil
+	}
+	id := heddle.Identity{Subject: c.as, Roles: c.roles}
+	for _, kv := range c.claims {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--claim takes NAME=VALUE")
+		}
+		if id.Claims == nil {
+			id.Claims = map[string]string{}
+		}
+		id.Claims[k] = v
+	}
+	return heddle.WithCaller(ctx, id), nil
+}
+
 // runFlags are the flags of the commands that open the runtime.
 type runFlags struct {
 	logLevel  string
@@ -255,18 +290,23 @@ func (e *invocation) tools(args []string) int {
 		return e.usageError(err)
 	}
 	ctx := context.Background()
+	listCtx, err := tf.caller.with(ctx)
+	if err != nil {
+		return e.usageError(err)
+	}
 	rt, ts, code := e.openAgent(ctx, rf, log, false, pos[0])
 	if rt == nil {
 		return code
 	}
 	defer rt.Close()
-	// Operators see every tool, deferred ones marked; a provider's format
-	// is what a model is given when a conversation starts.
+	// Operators see every tool, deferred ones marked, and --as (--role,
+	// --claim) what that caller may use; a provider's format is what a
+	// model is given when a conversation starts.
 	list := ts.Tools
 	if e.g.format != "text" && e.g.format != "json" {
 		list = ts.NewView().Tools
 	}
-	tools, err := list(ctx)
+	tools, err := list(listCtx)
 	if err == nil {
 		err = e.printTools(tools, tf.strict)
 	}
@@ -321,18 +361,14 @@ func (e *invocation) printTools(tools []runtime.Tool, strict bool) error {
 func (e *invocation) call(args []string) int {
 	var (
 		rf      runFlags
+		cf      callerFlags
 		argJSON string
-		as      string
-		roles   listFlag
-		claims  listFlag
 		yes     bool
 	)
 	pos, err := e.parseCommand("call", args, 2, 2, func(fs *flag.FlagSet) {
 		rf.register(fs)
 		fs.StringVar(&argJSON, "args", "{}", "the tool's arguments, a JSON object")
-		fs.StringVar(&as, "as", "", "the caller's subject")
-		fs.Var(&roles, "role", "a role of the caller (repeatable)")
-		fs.Var(&claims, "claim", "a claim of the caller, NAME=VALUE (repeatable)")
+		cf.register(fs)
 		fs.BoolVar(&yes, "yes", false, "approve the call if policy asks for approval")
 	})
 	if err != nil {
@@ -342,35 +378,28 @@ func (e *invocation) call(args []string) int {
 	if err := json.Unmarshal([]byte(argJSON), &callArgs); err != nil {
 		return e.usageError(fmt.Errorf("--args must be a JSON object: %v", err))
 	}
-	caller := heddle.Identity{Subject: as, Roles: roles}
-	for _, c := range claims {
-		k, v, ok := strings.Cut(c, "=")
-		if !ok || k == "" {
-			return e.usageError(fmt.Errorf("--claim takes NAME=VALUE"))
-		}
-		if caller.Claims == nil {
-			caller.Claims = map[string]string{}
-		}
-		caller.Claims[k] = v
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	callCtx, err := cf.with(ctx)
+	if err != nil {
+		return e.usageError(err)
 	}
 	log, err := rf.logger(e)
 	if err != nil {
 		return e.usageError(err)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	rt, ts, code := e.openAgent(ctx, &rf, log, yes, pos[0])
 	if rt == nil {
 		return code
 	}
 	defer rt.Close()
-	res, err := ts.Call(heddle.WithCaller(ctx, caller), pos[1], callArgs)
+	res, err := ts.Call(callCtx, pos[1], callArgs)
 	if err != nil {
 		e.printFailure(err)
 		return ExitFail
 	}
 	if runtime.RefusalCode(res) == diag.ToolUnknown {
-		suggestTools(ctx, ts, pos[0], pos[1], res)
+		suggestTools(callCtx, ts, pos[0], pos[1], res) // what the caller is listed
 	}
 	e.printResult(res)
 	if res.IsError {

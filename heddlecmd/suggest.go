@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/internal/suggest"
 	"github.com/heddlehq/heddle/runtime"
@@ -63,7 +64,11 @@ func suggestTools(ctx context.Context, ts *runtime.Toolset, agent, name string, 
 	for i, t := range tools {
 		names[i] = t.Name
 	}
-	msg := fmt.Sprintf("%s: agent %s has no tool %q; closest: %s (heddle tools %s lists all %d)",
-		diag.ToolUnknown, agent, name, strings.Join(closest(name, names, 3, false), ", "), agent, len(tools))
+	all := fmt.Sprintf("heddle tools %s lists all %d", agent, len(tools))
+	if _, ok := heddle.LookupCaller(ctx); ok {
+		all = fmt.Sprintf("of the %d this caller is listed", len(tools))
+	}
+	msg := fmt.Sprintf("%s: agent %s has no tool %q; closest: %s (%s)",
+		diag.ToolUnknown, agent, name, strings.Join(closest(name, names, 3, false), ", "), all)
 	res.Content[0] = &mcp.TextContent{Text: msg}
 }

@@ -257,7 +257,8 @@ func (s *session) follow(ctx context.Context, loaded <-chan struct{}) {
 func (s *session) sync(ctx context.Context) error {
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
-	tools, err := s.ts.Tools(ctx)
+	// The session's caller is listed what it may use (Toolset.Tools).
+	tools, err := s.ts.Tools(heddle.WithCaller(ctx, s.opts.Caller))
 	if err != nil {
 		return err
 	}

@@ -329,11 +329,14 @@ ai:
 
 // TestApprovalAndPolicy: a destructive tool goes through policies.approval
 // (deny, ask with and without an Approver, allow), CEL rules over the
-// caller, and denied_tools.
+// caller, and denied_tools. A tool a caller may never call, whatever the
+// arguments, is TOOL_UNKNOWN to that caller (it is not listed to them);
+// a context with no caller (an operator's) is told TOOL_DENIED.
 func TestApprovalAndPolicy(t *testing.T) {
 	t.Parallel()
 	sre := heddle.Identity{Subject: "alice", Roles: []string{"sre"}}
 	dev := heddle.Identity{Subject: "bob", Roles: []string{"dev"}}
+	operator := heddle.Identity{Subject: "\x00operator"} // no caller on the context
 	approve := func(ok bool) runtime.Approver {
 		return func(_ context.Context, req runtime.ApprovalRequest) (bool, error) {
 			if req.Agent != "x" || req.Tool.Name != "add_tool" || !req.Tool.Destructive || req.Args["name"] == nil {
@@ -349,18 +352,22 @@ func TestApprovalAndPolicy(t *testing.T) {
 		caller   heddle.Identity
 		want     diag.Code // "" means it runs
 	}{
-		{"deny", `{approval: deny}`, nil, sre, diag.ToolDenied},
+		{"deny", `{approval: deny}`, nil, sre, diag.ToolUnknown},
+		{"deny/operator", `{approval: deny}`, nil, operator, diag.ToolDenied},
 		{"ask/no-approver", `{approval: ask}`, nil, sre, diag.ToolApprovalRequired},
 		{"default-is-ask", `{}`, nil, sre, diag.ToolApprovalRequired},
 		{"ask/approved", `{approval: ask}`, approve(true), sre, ""},
 		{"ask/rejected", `{approval: ask}`, approve(false), sre, diag.ToolApprovalRequired},
 		{"allow", `{approval: allow}`, nil, dev, ""},
 		{"rule-deny/sre", `{approval: allow, rules: [{when: 'tool.destructive && !("sre" in caller.roles)', effect: deny}]}`, nil, sre, ""},
-		{"rule-deny/dev", `{approval: allow, rules: [{when: 'tool.destructive && !("sre" in caller.roles)', effect: deny}]}`, nil, dev, diag.ToolDenied},
-		{"rule-deny/anonymous", `{approval: allow, rules: [{when: 'tool.destructive && !("sre" in caller.roles)', effect: deny}]}`, nil, heddle.Identity{}, diag.ToolDenied},
+		{"rule-deny/dev", `{approval: allow, rules: [{when: 'tool.destructive && !("sre" in caller.roles)', effect: deny}]}`, nil, dev, diag.ToolUnknown},
+		{"rule-deny/anonymous", `{approval: allow, rules: [{when: 'tool.destructive && !("sre" in caller.roles)', effect: deny}]}`, nil, heddle.Identity{}, diag.ToolUnknown},
+		{"rule-deny/operator", `{approval: allow, rules: [{when: 'tool.destructive && !("sre" in caller.roles)', effect: deny}]}`, nil, operator, diag.ToolDenied},
+		{"rule-deny-on-args/dev", `{approval: allow, rules: [{when: 'tool.destructive && args.name == "made"', effect: deny}]}`, nil, dev, diag.ToolDenied},
 		{"rule-allow/sre", `{approval: deny, rules: [{when: '"sre" in caller.roles', effect: allow}]}`, nil, sre, ""},
-		{"rule-allow/dev", `{approval: deny, rules: [{when: '"sre" in caller.roles', effect: allow}]}`, nil, dev, diag.ToolDenied},
-		{"denied-tools", `{approval: allow, denied_tools: ["add_*"]}`, nil, sre, diag.ToolDenied},
+		{"rule-allow/dev", `{approval: deny, rules: [{when: '"sre" in caller.roles', effect: allow}]}`, nil, dev, diag.ToolUnknown},
+		{"denied-tools", `{approval: allow, denied_tools: ["add_*"]}`, nil, sre, diag.ToolUnknown},
+		{"denied-tools/operator", `{approval: allow, denied_tools: ["add_*"]}`, nil, operator, diag.ToolDenied},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -373,7 +380,10 @@ ai:
 `, map[string]string{"x": "capabilities: [{kind: mcp, server: a}]\npolicies: " + tc.policies + "\n"},
 				runtime.Options{Approver: tc.approver})
 			ts := toolsetOf(t, rt, "x")
-			ctx := heddle.WithCaller(context.Background(), tc.caller)
+			ctx := context.Background()
+			if tc.caller.Subject != operator.Subject {
+				ctx = heddle.WithCaller(ctx, tc.caller)
+			}
 			res, err := ts.Call(ctx, "add_tool", map[string]any{"name": "made"})
 			if err != nil {
 				t.Fatalf("add_tool: %v", err)
@@ -385,7 +395,7 @@ ai:
 				t.Fatalf("add_tool = %q, want it to run", text(res))
 			}
 			// Read-only tools are not subject to approval.
-			if tc.name != "denied-tools" {
+			if !strings.HasPrefix(tc.name, "denied-tools") {
 				if res, err := ts.Call(ctx, "echo", map[string]any{"text": "hi"}); err != nil || res.IsError {
 					t.Errorf("echo: %v %v", res, err)
 				}

@@ -246,8 +246,12 @@ func equalGens(a, b []uint64) bool {
 // again by a later call. Names do not change while a source is away: they
 // are given over every tool the toolset has known. The error is the
 // context's, or TOOL_NAME_CONFLICT. The tools of grants that say defer are
-// listed too, with Deferred set: this is the operators' list, and what a
-// model is given is a View's.
+// listed too, with Deferred set: what a model is given is a View's.
+//
+// When ctx carries a caller (heddle.WithCaller), the tools the agent's
+// policies deny that caller whatever the arguments are left out
+// (policy.Set.Listed), and Call refuses them TOOL_UNKNOWN, as names that do
+// not exist. Without one the list is the operators': every tool.
 func (t *Toolset) Tools(ctx context.Context) ([]Tool, error) {
 	bi, err := t.index(ctx)
 	if err != nil {
@@ -260,14 +264,35 @@ func (t *Toolset) Tools(ctx context.Context) ([]Tool, error) {
 			src.wake()
 		}
 	}
+	hidden := t.hiddenFor(ctx)
 	out := make([]Tool, 0, len(bi.entries))
 	for _, e := range bi.entries {
-		if !slices.Contains(away, e.src) {
+		if !slices.Contains(away, e.src) && !hidden(e) {
 			out = append(out, e.tool)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
+}
+
+// hiddenFor says which entries the caller on ctx may never use, whatever
+// the arguments (policy.Set.Listed): they are not listed to that caller,
+// and their calls are refused as if they did not exist. A context with no
+// caller (the command line without --as, an application's own jobs) is an
+// operator's, for whom nothing is hidden.
+func (t *Toolset) hiddenFor(ctx context.Context) func(*entry) bool {
+	caller, ok := heddle.LookupCaller(ctx)
+	if !ok {
+		return func(*entry) bool { return false }
+	}
+	return func(e *entry) bool { return !t.policy.Listed(ctx, e.policyTool(), caller) }
+}
+
+// policyTool is the tool as rules see it.
+func (e *entry) policyTool() policy.Tool {
+	return policy.Tool{Name: e.tool.Name, OriginalName: e.tool.OriginalName, Server: e.tool.Server, Kind: e.tool.Kind,
+		Destructive: e.tool.Destructive, ReadOnly: e.tool.ReadOnly, Idempotent: e.tool.Idempotent, ClassifiedBy: string(e.tool.ClassifiedBy),
+		Flags: e.tool.Flags}
 }
 
 // Unavailable lists the toolset's sources that are unavailable — MCP
@@ -436,7 +461,7 @@ func (t *Toolset) resolve(ctx context.Context, sd time.Time, name string) (*entr
 	if !ok {
 		src := t.downSourceFor(name)
 		if src == nil {
-			return nil, refusal(diag.ToolUnknown, "there is no tool %s; use one of the tools listed", diag.Quote(name)), nil
+			return nil, unknownTool(name), nil
 		}
 		// Its tools may be unknown until it is back: a re-check may bring
 		// it back now, and its tools with it.
@@ -447,28 +472,33 @@ func (t *Toolset) resolve(ctx context.Context, sd time.Time, name string) (*entr
 			return nil, nil, err
 		}
 		if i, ok = bi.names.lookup(name); !ok {
-			return nil, refusal(diag.ToolUnknown, "there is no tool %s; use one of the tools listed", diag.Quote(name)), nil
+			return nil, unknownTool(name), nil
 		}
 	}
 	return bi.entries[i], nil, nil
+}
+
+// unknownTool is the refusal of a name the caller has no tool by.
+func unknownTool(name string) *mcp.CallToolResult {
+	return refusal(diag.ToolUnknown, "there is no tool %s; use one of the tools listed", diag.Quote(name))
 }
 
 // authorize decides the call by policy — deny, allow, or ask the approver
 // within the supervisor's deadline — and checks the arguments against the
 // tool's input schema.
 func (t *Toolset) authorize(ctx context.Context, sd time.Time, e *entry, args map[string]any, caller heddle.Identity, cc *callConfig) (*mcp.CallToolResult, error) {
-	d := t.policy.Decide(ctx, policy.Input{
-		Tool: policy.Tool{Name: e.tool.Name, OriginalName: e.tool.OriginalName, Server: e.tool.Server, Kind: e.tool.Kind,
-			Destructive: e.tool.Destructive, ReadOnly: e.tool.ReadOnly, Idempotent: e.tool.Idempotent, ClassifiedBy: string(e.tool.ClassifiedBy),
-			Flags: e.tool.Flags},
-		Caller: caller,
-		Args:   args,
-	})
+	pt := e.policyTool()
+	d := t.policy.Decide(ctx, policy.Input{Tool: pt, Caller: caller, Args: args})
 	cc.decided(d)
 	switch d.Effect {
 	case policy.Deny:
 		if d.Cause != nil {
 			t.rt.log.DebugContext(ctx, "policy evaluation failed", "agent", t.agent.Name, "tool", e.tool.Name, "reason", d.Cause.Error())
+		}
+		if _, known := heddle.LookupCaller(ctx); known && !t.policy.Listed(ctx, pt, caller) {
+			// Not listed to this caller: as if it did not exist, so that
+			// calls cannot tell what others may use.
+			return unknownTool(e.tool.Name), nil
 		}
 		return refusal(diag.ToolDenied, "%s", d.Reason), nil
 	case policy.Ask:

@@ -88,7 +88,7 @@ func (v *View) Load(ctx context.Context, names ...string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, unknown := v.load(bi, names)
+	_, unknown := v.load(bi, names, v.t.hiddenFor(ctx))
 	return unknown, nil
 }
 
@@ -157,14 +157,15 @@ func (v *View) Call(ctx context.Context, name string, args map[string]any, opts 
 	}
 	var res *mcp.CallToolResult
 	search, load := metaNames(bi)
+	hidden := v.t.hiddenFor(ctx)
 	switch name {
 	case search:
-		res = v.searchCall(bi, search, args)
+		res = v.searchCall(bi, search, args, hidden)
 	case load:
-		res = v.loadCall(bi, load, args)
+		res = v.loadCall(bi, load, args, hidden)
 	default:
 		i, ok := bi.names.lookup(name)
-		if !ok || !bi.entries[i].tool.Deferred || v.isLoaded(bi.entries[i].tool.Name) {
+		if !ok || !bi.entries[i].tool.Deferred || v.isLoaded(bi.entries[i].tool.Name) || hidden(bi.entries[i]) {
 			return v.t.Call(ctx, name, args, opts...)
 		}
 		res = refusal(diag.ToolUnknown, "%s is not loaded in this conversation; load it with %s first", diag.Quote(name), load)
@@ -219,7 +220,7 @@ type searchResult struct {
 	Loaded      bool   `json:"loaded,omitempty"`
 }
 
-func (v *View) searchCall(bi *builtIndex, name string, args map[string]any) *mcp.CallToolResult {
+func (v *View) searchCall(bi *builtIndex, name string, args map[string]any, hidden func(*entry) bool) *mcp.CallToolResult {
 	if msg := searchChecker().Check(args); msg != "" {
 		return refusal(diag.ToolArgsInvalid, "the arguments do not match %s's input schema: %s", name, msg)
 	}
@@ -233,7 +234,8 @@ func (v *View) searchCall(bi *builtIndex, name string, args map[string]any) *mcp
 		idx = newSearchIndex(bi)
 		bi.search.Store(idx)
 	}
-	// Every match is ranked, and those of sources that are away skipped.
+	// Every match is ranked, and those of sources that are away, or that
+	// the caller may never use, skipped.
 	away := v.t.awaySources()
 	hits := idx.search(query, len(bi.entries), func(i int) string { return bi.entries[i].tool.Name })
 	out := struct {
@@ -242,7 +244,7 @@ func (v *View) searchCall(bi *builtIndex, name string, args map[string]any) *mcp
 	v.mu.Lock()
 	for _, i := range hits {
 		e := bi.entries[i]
-		if slices.Contains(away, e.src) {
+		if slices.Contains(away, e.src) || hidden(e) {
 			continue
 		}
 		out.Tools = append(out.Tools, searchResult{Name: e.tool.Name, Description: oneLine(e.tool.Description), Loaded: v.loaded[e.tool.Name]})
@@ -262,7 +264,7 @@ type loadedTool struct {
 	OutputSchema any    `json:"outputSchema,omitempty"`
 }
 
-func (v *View) loadCall(bi *builtIndex, name string, args map[string]any) *mcp.CallToolResult {
+func (v *View) loadCall(bi *builtIndex, name string, args map[string]any, hidden func(*entry) bool) *mcp.CallToolResult {
 	if msg := loadChecker().Check(args); msg != "" {
 		return refusal(diag.ToolArgsInvalid, "the arguments do not match %s's input schema: %s", name, msg)
 	}
@@ -273,7 +275,7 @@ func (v *View) loadCall(bi *builtIndex, name string, args map[string]any) *mcp.C
 			names = append(names, s)
 		}
 	}
-	tools, unknown := v.load(bi, names)
+	tools, unknown := v.load(bi, names, hidden)
 	out := struct {
 		Tools   []loadedTool `json:"tools"`
 		Unknown []string     `json:"unknown,omitempty"`
@@ -284,15 +286,16 @@ func (v *View) loadCall(bi *builtIndex, name string, args map[string]any) *mcp.C
 // load adds the deferred tools named to the view and returns the
 // definitions of every tool named that the toolset has (a tool that is
 // not deferred is listed already: its definition is returned, nothing is
-// added), and the names it does not have, clipped.
-func (v *View) load(bi *builtIndex, names []string) ([]loadedTool, []string) {
+// added), and the names it does not have, clipped; a tool the caller may
+// never use is one it does not have.
+func (v *View) load(bi *builtIndex, names []string, hidden func(*entry) bool) ([]loadedTool, []string) {
 	tools := []loadedTool{}
 	var unknown []string
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	for _, n := range names {
 		i, ok := bi.names.lookup(n)
-		if !ok {
+		if !ok || hidden(bi.entries[i]) {
 			unknown = append(unknown, diag.Clip(n))
 			continue
 		}

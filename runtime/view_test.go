@@ -72,7 +72,8 @@ func searchNames(t *testing.T, res *mcp.CallToolResult) []string {
 // TestDeferredTools: search_tools finds a deferred tool by a word of its
 // description; load_tools adds it to one conversation's view and no
 // other; it is then callable, and still governed by the agent's rules: a
-// CEL rule that denies it refuses it TOOL_DENIED once loaded.
+// CEL rule that denies some of its calls refuses them TOOL_DENIED once
+// loaded.
 func TestDeferredTools(t *testing.T) {
 	t.Parallel()
 	rt := openWith(t, deferredAPI, map[string]string{"x": `
@@ -81,7 +82,7 @@ capabilities:
   - {kind: mcp, server: b, include: [b_echo]}
 policies:
   rules:
-    - {when: 'tool.name == "env"', effect: deny}
+    - {when: 'tool.name == "env" && args.name == "HOME"', effect: deny}
 `}, runtime.Options{})
 	ts := toolsetOf(t, rt, "x")
 

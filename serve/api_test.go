@@ -78,11 +78,26 @@ func TestServeHandler(t *testing.T) {
 	if r := f.post("/v1/agents/u/tools/serve_echo", `{"text":"hi"}`); r.status != 200 || !r.contains(`"text":"hi"`) {
 		t.Errorf("use case %d %s", r.status, r.body)
 	}
+	// add is denied to a caller without the sre role whatever its
+	// arguments: it is neither listed to them nor known.
+	if r := f.get("/v1/agents/a/tools"); r.status != 200 || r.contains(`"name":"add"`) {
+		t.Errorf("tools without role %d %s", r.status, r.body)
+	}
 	r := f.post("/v1/agents/a/tools/add", `{"a":1,"b":2}`)
-	if got := codes(t, r); r.status != 200 || fmt.Sprint(got) != "[TOOL_DENIED]" {
+	if got := codes(t, r); r.status != 200 || fmt.Sprint(got) != "[TOOL_UNKNOWN]" {
 		t.Errorf("add without role %d %s", r.status, r.body)
 	}
-	req := f.request("POST", "/v1/agents/a/tools/add", `{"a":1,"b":2}`)
+	r = f.post("/v1/agents/a/tools/echo", `{"text":"forbidden"}`)
+	if got := codes(t, r); r.status != 200 || fmt.Sprint(got) != "[TOOL_DENIED]" {
+		t.Errorf("echo of a denied text %d %s", r.status, r.body)
+	}
+	req := f.request("GET", "/v1/agents/a/tools", "")
+	req.Header.Set("X-Heddle-Subject", "alice")
+	req.Header.Set("X-Heddle-Roles", "dev, sre")
+	if r := f.send(req); r.status != 200 || !r.contains(`"name":"add"`) {
+		t.Errorf("tools with role %d %s", r.status, r.body)
+	}
+	req = f.request("POST", "/v1/agents/a/tools/add", `{"a":1,"b":2}`)
 	req.Header.Set("X-Heddle-Subject", "alice")
 	req.Header.Set("X-Heddle-Roles", "dev, sre")
 	if r := f.send(req); r.status != 200 || r.contains(`"isError":true`) {
@@ -92,8 +107,9 @@ func TestServeHandler(t *testing.T) {
 	for _, want := range []string{
 		`heddle_calls_total{agent="a",code="ok",server="srv",source="mcp"} 2`,
 		`heddle_calls_total{agent="a",code="TOOL_DENIED",server="srv",source="mcp"} 1`,
+		`heddle_calls_total{agent="a",code="TOOL_UNKNOWN",server="srv",source="mcp"} 1`,
 		`heddle_dependency_up{kind="mcp",name="srv",required="true"} 1`,
-		`heddle_call_duration_seconds_count{agent="a",server="srv",source="mcp"} 3`,
+		`heddle_call_duration_seconds_count{agent="a",server="srv",source="mcp"} 4`,
 	} {
 		if r.status != 200 || !r.contains(want) {
 			t.Errorf("metrics lack %s", want)
@@ -170,7 +186,8 @@ func TestInvokeAPIErrorsCoded(t *testing.T) {
 		{name: "a POST from another origin", method: "POST", path: "/v1/agents/a/tools/echo", body: `{}`, header: map[string]string{"Origin": "https://evil.example"}, status: 403, want: diag.Forbidden},
 		{name: "a cross-site text/plain POST", method: "POST", path: "/v1/agents/a/tools/echo", body: `{"text":"x"}`, header: map[string]string{"Content-Type": "text/plain", "Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"}, status: 403, want: diag.Forbidden},
 		{name: "an unknown tool", method: "POST", path: "/v1/agents/a/tools/no_such_tool", body: `{}`, status: 200, want: diag.ToolUnknown},
-		{name: "a denied tool", method: "POST", path: "/v1/agents/a/tools/big", body: `{}`, status: 200, want: diag.ToolDenied},
+		{name: "a tool denied whatever its arguments", method: "POST", path: "/v1/agents/a/tools/big", body: `{}`, status: 200, want: diag.ToolUnknown},
+		{name: "a denied call", method: "POST", path: "/v1/agents/a/tools/echo", body: `{"text":"forbidden"}`, status: 200, want: diag.ToolDenied},
 		{name: "arguments against the schema", method: "POST", path: "/v1/agents/a/tools/echo", body: `{"text": 5}`, status: 200, want: diag.ToolArgsInvalid},
 		{name: "a call past tool_timeout_ms", method: "POST", path: "/v1/agents/u/tools/serve_hold", body: `{}`, status: 504, want: diag.ToolTimeout},
 	}

@@ -12,9 +12,10 @@ import (
 	"github.com/heddlehq/heddle/wire"
 )
 
-// deferAgent defers the test server's tools, and denies env by a rule.
+// deferAgent defers the test server's tools, and denies env of HOME by a
+// rule.
 const deferAgent = "capabilities: [{kind: mcp, server: srv, include: [echo, add, env], defer: true}]\n" +
-	"policies:\n  rules:\n    - {when: 'tool.name == \"env\"', effect: deny}\n"
+	"policies:\n  rules:\n    - {when: 'tool.name == \"env\" && args.name == \"HOME\"', effect: deny}\n"
 
 // TestConversations: the invoke API keeps a conversation's view by caller
 // and Heddle-Conversation id: what one conversation loaded is listed and

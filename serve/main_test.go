@@ -91,9 +91,11 @@ const trustLoopback = "serve:\n  auth: {kind: trusted_headers, proxies: [127.0.0
 const inMemoryServer = "ai:\n  mcp_servers:\n    srv: {url: http://127.0.0.1:1/mcp}\n"
 
 // mcpAgent grants srv with a rule that denies add to callers without the
-// sre role, and denies big outright.
+// sre role (so it is not listed to them), one that denies echo of the text
+// "forbidden", and denies big outright.
 const mcpAgent = "description: Tools of the test server.\ncapabilities: [{kind: mcp, server: srv}]\n" +
-	"policies:\n  denied_tools: [big]\n  rules:\n    - {when: 'tool.original_name == \"add\" && !(\"sre\" in caller.roles)', effect: deny}\n"
+	"policies:\n  denied_tools: [big]\n  rules:\n    - {when: 'tool.original_name == \"add\" && !(\"sre\" in caller.roles)', effect: deny}\n" +
+	"    - {when: 'tool.original_name == \"echo\" && args.text == \"forbidden\"', effect: deny}\n"
 
 // front is a Server of a runtime on a real listener on 127.0.0.1.
 type front struct {

@@ -22,7 +22,7 @@ func TestRun(t *testing.T) {
 		`{"subject":"alice","roles":["sre"],"tenant":"acme"}`,
 		`"id":"INC-1","tenant":"acme"`,
 		`error: there is no incident "INC-1" in tenant globex`,
-		`refused: TOOL_DENIED`,
+		`refused: TOOL_UNKNOWN`, // close_incident is denied to bob whatever its arguments
 		`(approving incidents_close_incident for alice)`,
 		`"status":"closed","resolution":"rotated the logs","closed_by":"alice"`,
 	} {
