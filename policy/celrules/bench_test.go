@@ -44,3 +44,27 @@ func BenchmarkDecide(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkListed measures whether one tool may be listed to one caller
+// against the same policies: what a caller's list costs per tool.
+func BenchmarkListed(b *testing.B) {
+	s := mustNew(b, plan.Policies{Approval: "ask", DeniedTools: []string{"delete_*"}, Rules: designRules})
+	ctx := context.Background()
+	for _, bc := range []struct {
+		name string
+		set  *policy.Set
+		tool policy.Tool
+	}{
+		{"no rules", mustNew(b, plan.Policies{}), restart},
+		{"denied glob", s, deleteUser},
+		{"first rule hides", s, restart},
+		{"second rule depends on args", s, search},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				bc.set.Listed(ctx, bc.tool, dev)
+			}
+		})
+	}
+}
