@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/internal/modtest"
 	"github.com/heddlehq/heddle/internal/syncbuf"
@@ -37,7 +39,10 @@ type seenRequest struct {
 // in integration/oidc/server.mjs) for heddle's client heddle-worker:
 //
 //   - the server sees the caller's subject, ops-bot, with act heddle-worker;
-//   - the exchanged token is reused for a second call: one exchange;
+//   - so does a call through the MCP facade (/mcp/ops), at 2026-07-28
+//     and in a 2025-11-25 session;
+//   - the exchanged token is reused for the calls that follow: one
+//     exchange for four calls;
 //   - the handshake and listings carry heddle's own token (client
 //     credentials as heddle-worker, no act);
 //   - the caller's inbound token never reaches the server;
@@ -45,6 +50,7 @@ type seenRequest struct {
 //     CALLER_TOKEN_REQUIRED, and no tools/call reaches the server.
 func TestTokenExchange(t *testing.T) {
 	idp := startOIDCProvider(t, newRSAKey(t, "k1"))
+	t.Cleanup(http.DefaultTransport.(*http.Transport).CloseIdleConnections) // the clients below use it
 	root := modtest.Root(t)
 	bin := t.TempDir()
 	heddleBin, whoamiBin := filepath.Join(bin, "heddle"), filepath.Join(bin, "whoami")
@@ -89,6 +95,14 @@ serve:
 		}
 	}
 
+	// Through the MCP facade, at 2026-07-28 and in a 2025-11-25 session.
+	for _, version := range []string{"", "2025-11-25"} {
+		r := facadeWhoami(t, base, inbound, version)
+		b, _ := json.Marshal(r.StructuredContent)
+		if r.IsError || string(b) != `{"act":"heddle-worker","sub":"ops-bot"}` {
+			t.Errorf("/mcp/ops (protocol %q): %s: want the server to see sub ops-bot, act heddle-worker", version, b)
+		}
+	}
 	// A caller heddle holds no token of: heddle call.
 	before := callsSeen(whoSeen(t, who))
 	call := exec.Command(heddleBin, "call", "ops", tool, "--args", "{}", "--format", "json")
@@ -122,11 +136,13 @@ serve:
 	if !slices.ContainsFunc(seen, func(s seenRequest) bool { return s.RPC == "initialize" }) {
 		t.Errorf("no handshake reached the server: %+v", seen)
 	}
-	if len(calls) != 2 {
-		t.Fatalf("%d tools/call reached the server, want 2", len(calls))
+	if len(calls) != 4 {
+		t.Fatalf("%d tools/call reached the server, want 4", len(calls))
 	}
-	if calls[0].Authorization != calls[1].Authorization {
-		t.Error("the second call was sent with another token: want the exchanged token reused, one exchange for two calls")
+	for _, c := range calls[1:] {
+		if c.Authorization != calls[0].Authorization {
+			t.Error("a later call was sent with another token: want the exchanged token reused, one exchange for every call of the caller")
+		}
 	}
 	c := jwtClaims(t, calls[0].Authorization)
 	act, _ := c["act"].(map[string]any)
@@ -270,4 +286,36 @@ func callsSeen(seen []seenRequest) int {
 func jwtClaims(t *testing.T, header string) map[string]any {
 	t.Helper()
 	return claimsOf(t, strings.TrimPrefix(header, "Bearer "))
+}
+
+// bearerTransport sends every request with a bearer token.
+type bearerTransport struct{ token string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// facadeWhoami calls whoami through heddle serve's MCP facade for agent
+// ops, as a host with the caller's token, at the protocol version given
+// ("": the newest).
+func facadeWhoami(t *testing.T, base, token, version string) *mcp.CallToolResult {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "exchange-test", Version: "1"}, nil)
+	var opts *mcp.ClientSessionOptions
+	if version != "" {
+		opts = &mcp.ClientSessionOptions{ProtocolVersion: version}
+	}
+	tr := &mcp.StreamableClientTransport{Endpoint: base + "/mcp/ops", HTTPClient: &http.Client{Transport: bearerTransport{token}}}
+	sess, err := c.Connect(t.Context(), tr, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	res, err := sess.CallTool(t.Context(), &mcp.CallToolParams{Name: "whoami", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
