@@ -1,9 +1,17 @@
 package oauth
 
 import (
+	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/secrets"
 )
 
 // TestExchangedCacheBounded: the cache of exchanged tokens holds at most
@@ -75,4 +83,47 @@ func TestExpiryOf(t *testing.T) {
 			t.Errorf("%q has an expiry", tok)
 		}
 	}
+}
+
+// FuzzTokenEndpointAnswer: whatever a token endpoint answers to an
+// exchange, the caller gets a bearer token with no white space in it, or
+// a coded error that repeats neither the caller's token nor the client
+// secret.
+func FuzzTokenEndpointAnswer(f *testing.F) {
+	f.Add(200, `{"access_token":"abc","token_type":"Bearer","expires_in":60}`)
+	f.Add(200, `{"access_token":"abc","token_type":"bearer","expires_in":"3600","issued_token_type":"urn:ietf:params:oauth:token-type:jwt"}`)
+	f.Add(400, `{"error":"invalid_grant","error_description":"cannot exchange subject-token-value"}`)
+	f.Add(400, `{"error":"subject-token-value"}`)
+	f.Add(401, `{"error":"invalid_client"}`)
+	f.Add(200, `{"access_token":"a b","token_type":"Bearer"}`)
+	f.Add(200, `{"access_token":"abc","token_type":"N_A","issued_token_type":"subject-token-value"}`)
+	f.Add(200, `{"access_token":"abc","token_type":"Bearer","issued_token_type":"subject-token-value"}`)
+	f.Add(200, `{"access_token":"abc","token_type":"Bearer","expires_in":1e300}`)
+	f.Add(503, `upstream trouble`)
+	f.Add(200, `not json`)
+	const subject, secret = "subject-token-value", "client-secret-value"
+	f.Fuzz(func(t *testing.T, status int, body string) {
+		if status < 100 || status > 999 {
+			status = 200
+		}
+		client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			return &http.Response{StatusCode: status, Body: io.NopCloser(strings.NewReader(body)), Header: http.Header{}, Request: r}, nil
+		})}
+		cfg := Config{Name: "server f", ClientID: "c", ClientSecret: secrets.NewValue(secret),
+			IdPTokenEndpoint: "https://idp.example/token", Resource: "https://mcp.example/mcp"}
+		x := newExchanger(cfg, client, slog.New(slog.DiscardHandler), newScrubber(secret), context.Background())
+		tok, err := x.exchanged(context.Background(), subject)
+		if err != nil {
+			if diag.CodeOf(err) == "" {
+				t.Errorf("an error without a code: %v", err)
+			}
+			if msg := err.Error(); strings.Contains(msg, subject) || strings.Contains(msg, secret) {
+				t.Errorf("the error repeats a secret: %s", msg)
+			}
+			return
+		}
+		if tok == "" || strings.ContainsAny(tok, " \t\r\n") {
+			t.Errorf("accepted a token %q", tok)
+		}
+	})
 }

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -376,7 +377,8 @@ func TestTokenExchangeRefusals(t *testing.T) {
 	}{
 		{"refused", func(p *idp) { p.refuse = "invalid_grant" }, diag.TokenExchangeRefused, "invalid_grant"},
 		{"not allowed", func(p *idp) { p.refuse = "unauthorized_client" }, diag.TokenExchangeRefused, "unauthorized_client"},
-		{"a code with spaces", func(p *idp) { p.refuse = `bad "code" here` }, diag.TokenExchangeRefused, "badcodehere"},
+		{"a code that is not one", func(p *idp) { p.refuse = `bad "code" here` }, diag.TokenExchangeRefused, "(not shown)"},
+		{"a code that repeats the token", func(p *idp) { p.refuse = callerToken }, diag.TokenExchangeRefused, "(not shown)"},
 		{"down", func(p *idp) { p.status = http.StatusServiceUnavailable }, diag.ToolUnavailable, "503"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -448,21 +450,35 @@ func TestTokenExchangeOnlyForMCP(t *testing.T) {
 }
 
 // TestTokenExchangeThroughRuntime opens the strategy with the runtime,
-// against a Streamable HTTP server: the handshake and the listing are sent
+// against a server over Streamable HTTP and over SSE: the handshake and the listing are sent
 // with heddle's own token, a call made for a caller with the token the
 // caller's was exchanged for (once for two calls), and a call for a caller
 // without a token is refused with CALLER_TOKEN_REQUIRED before anything
 // is sent; the server never sees the caller's token.
 func TestTokenExchangeThroughRuntime(t *testing.T) {
+	for _, transport := range []string{"http", "sse"} {
+		t.Run(transport, func(t *testing.T) { testExchangeThroughRuntime(t, transport) })
+	}
+}
+
+func testExchangeThroughRuntime(t *testing.T, transport string) {
 	p := newIdP(t)
 	var mu sync.Mutex
 	var seen []string
 	server := mcp.NewServer(&mcp.Implementation{Name: "whoami", Version: "1"}, nil)
 	mcp.AddTool(server, &mcp.Tool{Name: "whoami", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
 		func(_ context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, struct{}, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: req.Extra.Header.Get("Authorization")}}}, struct{}{}, nil
+			text := "(the transport passes no headers)" // SSE: the middleware's record says
+			if req.Extra != nil && req.Extra.Header != nil {
+				text = req.Extra.Header.Get("Authorization")
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, struct{}{}, nil
 		})
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
+	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
+	path := "/mcp"
+	if transport == "sse" {
+		h, path = mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return server }, nil), "/sse"
+	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		seen = append(seen, r.Method+" "+r.Header.Get("Authorization"))
@@ -475,7 +491,7 @@ func TestTokenExchangeThroughRuntime(t *testing.T) {
 		Version: plan.Version,
 		Startup: plan.Startup{TimeoutMS: 10000, RemoteClients: "required"},
 		Parts: []plan.Part{mcpkind.PlanPart(mcpkind.Servers{"who": {
-			Name: "who", Transport: "http", URL: srv.URL + "/mcp", ToolPrefix: "who",
+			Name: "who", Transport: transport, URL: srv.URL + path, ToolPrefix: "who",
 			TimeoutMS: 5000, Required: true, ProtocolVersion: "2025-11-25", MaxResultBytes: 1 << 20,
 			Auth: &plan.Auth{Kind: "oauth", Settings: map[string]any{
 				"flow": "token_exchange", "client_id": exchangeClient, "client_secret_ref": &secretRef,
@@ -514,7 +530,7 @@ func TestTokenExchangeThroughRuntime(t *testing.T) {
 		if err != nil || r.IsError {
 			t.Fatalf("call: %v %v", err, r)
 		}
-		if got := r.Content[0].(*mcp.TextContent).Text; got != "Bearer x-"+callerToken+"-1" {
+		if got := r.Content[0].(*mcp.TextContent).Text; transport == "http" && got != "Bearer x-"+callerToken+"-1" {
 			t.Errorf("the server was called with %q, want the exchanged token", got)
 		}
 	}
@@ -528,7 +544,10 @@ func TestTokenExchangeThroughRuntime(t *testing.T) {
 			t.Errorf("the server saw the caller's own token: %q", s)
 		}
 	}
-	if len(seen) == 0 || seen[0] != "POST Bearer own-1" {
+	if n := len(slices.DeleteFunc(slices.Clone(seen), func(s string) bool { return s != "POST Bearer x-"+callerToken+"-1" })); n < 2 {
+		t.Errorf("%d requests were sent with the exchanged token, want the two calls': %q", n, seen)
+	}
+	if len(seen) == 0 || !strings.HasSuffix(seen[0], " Bearer own-1") {
 		t.Errorf("the handshake was sent with %q, want heddle's own token", seen)
 	}
 }
