@@ -16,6 +16,7 @@ import (
 
 	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/diag"
+	"github.com/heddlehq/heddle/internal/callertoken"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/runtime/driver"
 )
@@ -95,6 +96,18 @@ type session struct {
 	done      chan struct{}
 	// ended is called once the session has ended (HTTP: forget its id).
 	ended func()
+
+	// token is the caller's own token as the session's latest request
+	// presented it (over HTTP, serve.auth kind jwt): its calls carry it,
+	// not the one that opened the session, which may have expired since.
+	token atomic.Pointer[string]
+}
+
+// presented records the caller's token a request of the session carries.
+func (s *session) presented(ctx context.Context) {
+	if tok, ok := callertoken.From(ctx); ok {
+		s.token.Store(&tok)
+	}
 }
 
 // A scope says which of the toolset's tools a session's server holds
@@ -310,6 +323,9 @@ func (s *session) handler(name string) mcp.ToolHandler {
 			}
 		}
 		ctx = heddle.WithCaller(ctx, s.opts.Caller)
+		if tok := s.token.Load(); tok != nil {
+			ctx = callertoken.With(ctx, *tok)
+		}
 		var opts []runtime.CallOption
 		if tok := req.Params.GetProgressToken(); tok != nil {
 			p, progressed := forwardProgress(ctx, req.Session, tok)

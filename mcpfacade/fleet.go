@@ -118,6 +118,7 @@ func (h *Handler) serveMoved(w http.ResponseWriter, r *http.Request, id, agent s
 		return false
 	}
 	m.idle.Reset(h.opts.SessionTimeout)
+	m.presented(r.Context())
 	if r.Method == http.MethodDelete {
 		h.forgetMoved(id)
 		_ = m.ss.Close()

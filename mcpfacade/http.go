@@ -166,6 +166,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				writeError(w, http.StatusForbidden, diag.New(diag.Forbidden, "this MCP session belongs to another caller"))
 				return
 			}
+			s.presented(r.Context())
 		} else if h.opts.Fleet && h.serveMoved(w, r, id, agent, caller) {
 			return
 		}
@@ -201,6 +202,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	s.presented(r.Context())
 	hs := &httpSession{session: s, agent: agent}
 	s.ended = func() { h.forget(id) }
 	// The session is known by its id once the host is initialized.
