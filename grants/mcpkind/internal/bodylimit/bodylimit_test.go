@@ -301,3 +301,50 @@ func allocatedBy(f func()) uint64 {
 	runtime.ReadMemStats(&after)
 	return after.TotalAlloc - before.TotalAlloc
 }
+
+// smallAnswer is an event stream answering one call, as go-sdk's servers
+// write one.
+const smallAnswer = "event: message\nid: 1_0\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}}\n\n"
+
+// readAnswer reads one small answer through events, as go-sdk does: to
+// its end, or to its first event and then Close.
+func readAnswer(toEnd bool) {
+	e := newEvents(io.NopCloser(strings.NewReader(smallAnswer)), limit, nil)
+	if toEnd {
+		_, _ = io.Copy(io.Discard, e)
+	} else {
+		var p [512]byte
+		_, _ = e.Read(p[:])
+	}
+	_ = e.Close()
+}
+
+// TestEventsReuseBuffers: reading a small answer allocates a small part of
+// the 32 KiB its reader buffers, whether it is read to its end or closed
+// after its event: the buffers are reused from one answer to the next.
+func TestEventsReuseBuffers(t *testing.T) {
+	most := uint64(4 << 10)
+	if raceEnabled {
+		most = 16 << 10 // a quarter of the buffers are dropped: about 9 KiB
+	}
+	for _, toEnd := range []bool{true, false} {
+		readAnswer(toEnd)
+		const n = 200
+		per := allocatedBy(func() {
+			for range n {
+				readAnswer(toEnd)
+			}
+		}) / n
+		if per > most {
+			t.Errorf("read to its end %v: %d bytes allocated per answer, want at most %d", toEnd, per, most)
+		}
+	}
+}
+
+// BenchmarkEventsSmallAnswer measures reading one small answer.
+func BenchmarkEventsSmallAnswer(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		readAnswer(true)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"sync"
 
 	"github.com/heddlehq/heddle/grants/mcpkind/internal/msglimit"
 )
@@ -13,31 +14,81 @@ import (
 // events is an event stream's body that hands on each event once it is
 // whole, and none of more than limit bytes. Read is called from one
 // goroutine at a time; Close from any.
+//
+// Its buffers — 32 KiB to read lines through, and the event's — come from
+// pools and go back once the stream has ended (Read returned its error) or
+// was closed while no Read ran: a call's answer is a stream of its own, and
+// buffers made per answer were most of what a call over HTTP allocated.
 type events struct {
 	body  io.ReadCloser
-	in    *bufio.Reader
 	limit int
 	// call, on the stream that answers one call, finds that call's id.
-	call  func() json.RawMessage
-	event msglimit.Buffer // the event being read, then handed on
-	err   error           // what Read returns once the event is handed on
+	call func() json.RawMessage
+
+	// mu is held by Read while it runs, and tried by Close: the buffers go
+	// back to their pools from whichever of the two finds the stream over.
+	mu    sync.Mutex
+	in    *bufio.Reader    // nil once back in its pool
+	event *msglimit.Buffer // the event being read, then handed on; nil likewise
+	err   error            // what Read returns once the event is handed on
 }
 
+var (
+	readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 32<<10) }}
+	buffers = sync.Pool{New: func() any { return new(msglimit.Buffer) }}
+)
+
+// errClosed is what Read returns after Close.
+var errClosed = errors.New("read on a closed event stream")
+
 func newEvents(body io.ReadCloser, limit int, call func() json.RawMessage) *events {
-	return &events{body: body, in: bufio.NewReaderSize(body, 32<<10), limit: limit, call: call}
+	in := readers.Get().(*bufio.Reader)
+	in.Reset(body)
+	return &events{body: body, in: in, event: buffers.Get().(*msglimit.Buffer), limit: limit, call: call}
 }
 
 func (e *events) Read(p []byte) (int, error) {
-	for e.event.Len() == 0 {
-		if e.err != nil {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for {
+		switch {
+		case e.event == nil:
+			return 0, e.err
+		case e.event.Len() > 0:
+			return e.event.Read(p)
+		case e.err != nil:
+			e.release()
 			return 0, e.err
 		}
 		e.next()
 	}
-	return e.event.Read(p)
 }
 
-func (e *events) Close() error { return e.body.Close() }
+// Close closes the body; when no Read runs, the buffers go back at once
+// (a Read that runs ends on the closed body, and gives them back itself).
+func (e *events) Close() error {
+	err := e.body.Close()
+	if e.mu.TryLock() {
+		if e.err == nil {
+			e.err = errClosed
+		}
+		e.release()
+		e.mu.Unlock()
+	}
+	return err
+}
+
+// release gives the buffers back to their pools. e.mu is held.
+func (e *events) release() {
+	if e.in == nil {
+		return
+	}
+	e.in.Reset(nil)
+	readers.Put(e.in)
+	e.event.Reset()
+	buffers.Put(e.event)
+	e.in, e.event = nil, nil
+}
 
 // next reads the next event: up to the blank line that ends it, the end of
 // the stream, or the limit.
@@ -77,7 +128,7 @@ func (e *events) overflow(b []byte, err error, atStart bool) {
 		e.body.Close()
 		e.err = io.EOF
 		if id := e.call(); id != nil {
-			writeEvent(&e.event, nil, msglimit.RefusalJSON(id, e.limit))
+			writeEvent(e.event, nil, msglimit.RefusalJSON(id, e.limit))
 		}
 		return
 	}
@@ -106,7 +157,7 @@ func (e *events) overflow(b []byte, err error, atStart bool) {
 	}
 	for _, r := range f.scan.Responses() {
 		raw, _ := json.Marshal(r.Raw())
-		writeEvent(&e.event, id, msglimit.RefusalJSON(raw, e.limit))
+		writeEvent(e.event, id, msglimit.RefusalJSON(raw, e.limit))
 		id = nil
 	}
 }

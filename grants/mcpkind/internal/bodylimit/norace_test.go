@@ -1,0 +1,5 @@
+//go:build !race
+
+package bodylimit
+
+const raceEnabled = false
