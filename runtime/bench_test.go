@@ -31,8 +31,11 @@ import (
 	"github.com/heddlehq/heddle/runtime"
 )
 
-// benchTransports are the transports every per-call benchmark runs over.
-var benchTransports = []string{"inmemory", "stdio", "http"}
+// benchTransports are the transports every per-call benchmark runs over:
+// http is a server in the benchmark's process; http-proc one in a process of
+// its own answering with event streams (go-sdk's default), http-proc-json
+// one answering with JSON bodies.
+var benchTransports = []string{"inmemory", "stdio", "http", "http-proc", "http-proc-json"}
 
 // benchAgent grants one server, "s", with the default policies.
 var benchAgent = map[string]string{"bench": `capabilities: [{kind: mcp, server: s}]`}
@@ -123,6 +126,18 @@ func newTracedBenchPair(b *testing.B, transport string, tp trace.TracerProvider)
 		api = fmt.Sprintf("ai:\n  mcp_servers:\n    s: {url: %s/mcp}\n", hs.URL)
 		rawT = func() mcp.Transport {
 			return &mcp.StreamableClientTransport{Endpoint: hs.URL + "/mcp", HTTPClient: &http.Client{Transport: tr}, MaxRetries: 3}
+		}
+	case "http-proc", "http-proc-json":
+		var args []string
+		if transport == "http-proc-json" {
+			args = append(args, "--"+testmcp.FlagJSONResponse)
+		}
+		srv := startHTTPServer(b, 0, args...)
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		cleanup = append(cleanup, tr.CloseIdleConnections)
+		api = fmt.Sprintf("ai:\n  mcp_servers:\n    s: {url: %s/mcp}\n", srv.URL())
+		rawT = func() mcp.Transport {
+			return &mcp.StreamableClientTransport{Endpoint: srv.URL() + "/mcp", HTTPClient: &http.Client{Transport: tr}, MaxRetries: 3}
 		}
 	default:
 		b.Fatalf("unknown transport %q", transport)

@@ -212,7 +212,7 @@ func freePort(t *testing.T) int {
 
 // httpServer is a heddle-testmcp process serving HTTP on a fixed port.
 type httpServer struct {
-	t    *testing.T
+	t    testing.TB
 	port int
 	args []string
 
@@ -224,7 +224,7 @@ type httpServer struct {
 // startHTTPServer starts heddle-testmcp --transport http on port (0: any)
 // with the given flags and waits until it listens. The process is killed
 // when the test ends.
-func startHTTPServer(t *testing.T, port int, args ...string) *httpServer {
+func startHTTPServer(t testing.TB, port int, args ...string) *httpServer {
 	t.Helper()
 	s := &httpServer{t: t, port: port, args: args}
 	t.Cleanup(s.kill)
