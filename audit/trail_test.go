@@ -135,8 +135,10 @@ func TestTrail(t *testing.T) {
 		0: "allow default  ok ",
 		1: "ask policies.approval approved ok ",
 		2: "ask policies.approval declined refused TOOL_APPROVAL_REQUIRED",
-		3: "deny policies.denied_tools[0]  refused TOOL_DENIED",
-		4: "deny policies.rules[0]  refused TOOL_DENIED",
+		// Denied whatever the arguments: the caller is told the tool does
+		// not exist, and the record keeps the rule that decided.
+		3: "deny policies.denied_tools[0]  refused TOOL_UNKNOWN",
+		4: "deny policies.rules[0]  refused TOOL_UNKNOWN",
 		5: "   refused TOOL_UNKNOWN",
 	}
 	for i, w := range want {
