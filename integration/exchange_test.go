@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bufio"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,7 +16,6 @@ import (
 
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/internal/modtest"
-	"github.com/heddlehq/heddle/internal/syncbuf"
 )
 
 // seenRequest is one request the whoami server was sent (GET /seen).
@@ -206,53 +203,7 @@ func callAsCaller(t *testing.T, base, token, tool string) (exchangeAnswer, strin
 // URL; it is stopped when the test ends.
 func startWhoami(t *testing.T, bin, issuer string) string {
 	t.Helper()
-	cmd := exec.Command(bin, "--issuer", issuer)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	var stderr syncbuf.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			select {
-			case lines <- sc.Text():
-			default:
-			}
-		}
-		close(lines)
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("whoami stderr:\n%s", stderr.String())
-		}
-	})
-	select {
-	case line, ok := <-lines:
-		base, found := strings.CutPrefix(line, "listening on ")
-		if !ok || !found {
-			t.Fatalf("whoami printed %q\nstderr:\n%s", line, stderr.String())
-		}
-		return base
-	case <-time.After(30 * time.Second):
-		t.Fatalf("whoami did not listen within 30 s\nstderr:\n%s", stderr.String())
-	}
-	return ""
+	return startListening(t, "whoami", exec.Command(bin, "--issuer", issuer), "listening on ", false)
 }
 
 // whoSeen is what the whoami server at base was sent so far.
