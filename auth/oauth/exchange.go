@@ -166,6 +166,12 @@ func (x *exchanger) exchanged(ctx context.Context, subject string) (string, erro
 		defer cancel()
 		return x.exchange(fctx, key, subject)
 	})
+	return x.await(ctx, ch, "the token exchange")
+}
+
+// await waits for a flight's token within ctx: the flight goes on for the
+// others that share it when this caller gives up.
+func (x *exchanger) await(ctx context.Context, ch <-chan singleflight.Result, what string) (string, error) {
 	select {
 	case res := <-ch:
 		if res.Err != nil {
@@ -173,7 +179,7 @@ func (x *exchanger) exchanged(ctx context.Context, subject string) (string, erro
 		}
 		return res.Val.(string), nil
 	case <-ctx.Done():
-		return "", fmt.Errorf("%s: gave up waiting for the token exchange: %w", x.name, ctx.Err())
+		return "", fmt.Errorf("%s: gave up waiting for %s: %w", x.name, what, ctx.Err())
 	}
 }
 
@@ -244,15 +250,7 @@ func (x *exchanger) ownToken(ctx context.Context) (string, error) {
 		x.mu.Unlock()
 		return tr.AccessToken, nil
 	})
-	select {
-	case res := <-ch:
-		if res.Err != nil {
-			return "", res.Err
-		}
-		return res.Val.(string), nil
-	case <-ctx.Done():
-		return "", fmt.Errorf("%s: gave up waiting for heddle's own token: %w", x.name, ctx.Err())
-	}
+	return x.await(ctx, ch, "heddle's own token")
 }
 
 // params are the parameters of a token request of grant, for the server's
