@@ -1,10 +1,6 @@
 package heddle
 
-import (
-	"context"
-
-	"github.com/heddlehq/heddle/internal/callertoken"
-)
+import "context"
 
 // Identity is who a call is made for: the human (or service) that invoked
 // the agent. Policies see it as the CEL variable caller (caller.subject,
@@ -76,5 +72,18 @@ func WithCaller(ctx context.Context, id Identity) context.Context {
 // A call made for a caller without a token to such a server is refused
 // with CALLER_TOKEN_REQUIRED. An empty token carries none.
 func WithCallerToken(ctx context.Context, token string) context.Context {
-	return callertoken.With(ctx, token)
+	return context.WithValue(ctx, callerTokenKey{}, token)
+}
+
+// callerTokenKey is the context key of the caller's token: only
+// WithCallerToken and CallerToken use it.
+type callerTokenKey struct{}
+
+// CallerToken returns the caller's own access token that WithCallerToken
+// put on ctx, and whether there is one (an empty token is none). It is for
+// the auth strategy that exchanges it; a token read here must never be
+// logged, shown or sent on as it is.
+func CallerToken(ctx context.Context) (string, bool) {
+	tok, _ := ctx.Value(callerTokenKey{}).(string)
+	return tok, tok != ""
 }

@@ -3,6 +3,7 @@ package heddle_test
 import (
 	"context"
 	"fmt"
+	"testing"
 
 	"github.com/heddlehq/heddle"
 )
@@ -28,4 +29,20 @@ func ExampleWithCaller() {
 	// alice [sre] acme
 	// alice
 	// ""
+}
+
+// TestCallerToken: the caller's token is on a context only once
+// WithCallerToken put a non-empty one there; an empty one takes it off.
+func TestCallerToken(t *testing.T) {
+	ctx := context.Background()
+	if _, ok := heddle.CallerToken(ctx); ok {
+		t.Fatal("a bare context carries a token")
+	}
+	with := heddle.WithCallerToken(ctx, "tok-1")
+	if tok, ok := heddle.CallerToken(with); !ok || tok != "tok-1" {
+		t.Fatalf("heddle.CallerToken(WithCallerToken) = %q, %v", tok, ok)
+	}
+	if _, ok := heddle.CallerToken(heddle.WithCallerToken(with, "")); ok {
+		t.Error("an empty token left the earlier one on")
+	}
 }

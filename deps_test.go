@@ -33,15 +33,12 @@ var heavy = []string{
 
 // TestRootImportsOnlyTheStandardLibrary: package heddle (Identity,
 // WithCaller, Caller, the embedded example) is a leaf that every other
-// package, and application code, may import. Its one import of the
-// module's, internal/callertoken (where WithCallerToken keeps the token,
-// out of every reader's reach but the strategy's), imports only the
-// standard library too: were it to import more, that would show here.
+// package, and application code, may import.
 func TestRootImportsOnlyTheStandardLibrary(t *testing.T) {
 	t.Parallel()
 	var outside []string
 	for _, p := range deps(t, module) {
-		if p != module && p != module+"/internal/callertoken" && !standard(p) {
+		if p != module && !standard(p) {
 			outside = append(outside, p)
 		}
 	}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/diag"
-	"github.com/heddlehq/heddle/internal/callertoken"
 	"github.com/heddlehq/heddle/runtime"
 	"github.com/heddlehq/heddle/runtime/driver"
 )
@@ -105,7 +104,7 @@ type session struct {
 
 // presented records the caller's token a request of the session carries.
 func (s *session) presented(ctx context.Context) {
-	if tok, ok := callertoken.From(ctx); ok {
+	if tok, ok := heddle.CallerToken(ctx); ok {
 		s.token.Store(&tok)
 	}
 }
@@ -324,7 +323,7 @@ func (s *session) handler(name string) mcp.ToolHandler {
 		}
 		ctx = heddle.WithCaller(ctx, s.opts.Caller)
 		if tok := s.token.Load(); tok != nil {
-			ctx = callertoken.With(ctx, *tok)
+			ctx = heddle.WithCallerToken(ctx, *tok)
 		}
 		var opts []runtime.CallOption
 		if tok := req.Params.GetProgressToken(); tok != nil {

@@ -11,7 +11,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/heddlehq/heddle"
-	"github.com/heddlehq/heddle/internal/callertoken"
 	"github.com/heddlehq/heddle/mcpfacade"
 	"github.com/heddlehq/heddle/runtime"
 )
@@ -29,7 +28,7 @@ func (ts *tokenSeen) Tools(context.Context) ([]runtime.Tool, error) {
 }
 
 func (ts *tokenSeen) Call(ctx context.Context, _ string, _ map[string]any, _ ...runtime.CallOption) (*mcp.CallToolResult, error) {
-	tok, _ := callertoken.From(ctx)
+	tok, _ := heddle.CallerToken(ctx)
 	ts.mu.Lock()
 	ts.seen = append(ts.seen, tok)
 	ts.mu.Unlock()

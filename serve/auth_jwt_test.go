@@ -25,7 +25,6 @@ import (
 	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/config"
 	"github.com/heddlehq/heddle/diag"
-	"github.com/heddlehq/heddle/internal/callertoken"
 	"github.com/heddlehq/heddle/internal/jwttest"
 	"github.com/heddlehq/heddle/plan"
 )
@@ -493,7 +492,7 @@ func TestJWTLendsTheCallersToken(t *testing.T) {
 	if !ok {
 		t.Fatal("serve.auth kind jwt lends no token")
 	}
-	if got, ok := callertoken.From(l.withToken(t.Context(), r)); !ok || got != tok {
+	if got, ok := heddle.CallerToken(l.withToken(t.Context(), r)); !ok || got != tok {
 		t.Error("the verified token is not on the context")
 	}
 	for _, other := range []Authenticator{none{}, unset{}, &tokens{}, &trustedHeaders{}} {

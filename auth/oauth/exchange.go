@@ -18,9 +18,9 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/auth/authlive"
 	"github.com/heddlehq/heddle/diag"
-	"github.com/heddlehq/heddle/internal/callertoken"
 )
 
 // The token types and the grant of RFC 8693.
@@ -96,7 +96,7 @@ type cachedToken struct {
 // TOKEN_EXCHANGE_REFUSED when the identity provider refuses the exchange,
 // and TOOL_UNAVAILABLE when it cannot be asked.
 func (x *exchanger) ForCaller(ctx context.Context) error {
-	subject, ok := callertoken.From(ctx)
+	subject, ok := heddle.CallerToken(ctx)
 	if !ok {
 		return fmt.Errorf("%s: %w", x.name, authlive.ErrNoCallerToken)
 	}
@@ -111,7 +111,7 @@ func (x *exchanger) ForCaller(ctx context.Context) error {
 func (x *exchanger) Wrap(next http.RoundTripper) http.RoundTripper {
 	return roundTripFunc(func(req *http.Request) (*http.Response, error) {
 		ctx := req.Context()
-		subject, forCaller := callertoken.From(ctx)
+		subject, forCaller := heddle.CallerToken(ctx)
 		var tok string
 		var err error
 		if forCaller {

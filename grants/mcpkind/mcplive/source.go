@@ -17,10 +17,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/heddlehq/heddle"
 	"github.com/heddlehq/heddle/auth/authlive"
 	"github.com/heddlehq/heddle/diag"
 	"github.com/heddlehq/heddle/grants/mcpkind/internal/msglimit"
-	"github.com/heddlehq/heddle/internal/callertoken"
 	"github.com/heddlehq/heddle/internal/resultcap"
 	"github.com/heddlehq/heddle/runtime/driver"
 )
@@ -116,7 +116,10 @@ func (m *source) Tools(ctx context.Context) ([]*mcp.Tool, uint64, error) {
 func (m *source) list(ctx context.Context) (tools, orig []*mcp.Tool, gen uint64, err error) {
 	// A listing is the server's, whoever asked for the tools: it is never
 	// sent as a caller.
-	all, gen, err := m.srv.refresh(callertoken.Without(ctx), false)
+	if _, ok := heddle.CallerToken(ctx); ok {
+		ctx = heddle.WithCallerToken(ctx, "")
+	}
+	all, gen, err := m.srv.refresh(ctx, false)
 	if err != nil {
 		return nil, nil, 0, err
 	}
