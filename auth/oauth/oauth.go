@@ -292,17 +292,6 @@ func (s *Strategy) OAuthHandler() sdkauth.OAuthHandler {
 	return s.h
 }
 
-// ForCaller readies the token of the caller whose token ctx carries
-// (heddle.WithCallerToken), for the token_exchange flow (see
-// authlive.CallerStrategy); it is nil for the other flows, whose requests
-// are all heddle's.
-func (s *Strategy) ForCaller(ctx context.Context) error {
-	if s.x == nil {
-		return nil
-	}
-	return s.x.ForCaller(ctx)
-}
-
 // Wrap returns a RoundTripper that sends the strategy's bearer token and,
 // on a 401 or 403, authorizes once and retries once (when the body can be
 // replayed). A request that already carries an Authorization header passes
@@ -369,10 +358,11 @@ func (s *Strategy) Close() error {
 
 // exchangeStrategy is what the runtime gets of a strategy of the
 // token_exchange flow: a CallerStrategy, and no OAuth handler for go-sdk.
+// Only it is a CallerStrategy: the other flows' requests are all heddle's.
 type exchangeStrategy struct{ s *Strategy }
 
 func (e exchangeStrategy) Wrap(next http.RoundTripper) http.RoundTripper { return e.s.Wrap(next) }
-func (e exchangeStrategy) ForCaller(ctx context.Context) error           { return e.s.ForCaller(ctx) }
+func (e exchangeStrategy) ForCaller(ctx context.Context) error           { return e.s.x.ForCaller(ctx) }
 func (e exchangeStrategy) Close() error                                  { return e.s.Close() }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)
