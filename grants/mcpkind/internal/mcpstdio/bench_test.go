@@ -52,29 +52,6 @@ func BenchmarkRoundTrip(b *testing.B) {
 	}
 }
 
-// BenchmarkDecode decodes one tools/call response line with decodeMessage
-// (heddle) and with go-sdk's jsonrpc.DecodeMessage (go-sdk), the decoding
-// alone, without go-sdk's reader around it.
-func BenchmarkDecode(b *testing.B) {
-	line := []byte(`{"jsonrpc":"2.0","id":1,"result":` + echoResult + `}`)
-	for _, side := range []struct {
-		name   string
-		decode func([]byte) (jsonrpc.Message, error)
-	}{
-		{"heddle", decodeMessage},
-		{"go-sdk", jsonrpc.DecodeMessage},
-	} {
-		b.Run(side.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := side.decode(line); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-	}
-}
-
 // BenchmarkRoundTripLarge is BenchmarkRoundTrip with a 256 KiB result,
 // longer than the reader's buffer: the line is gathered before it is
 // decoded.

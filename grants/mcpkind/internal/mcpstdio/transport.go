@@ -49,6 +49,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/heddlehq/heddle/grants/mcpkind/internal/childproc"
+	"github.com/heddlehq/heddle/grants/mcpkind/internal/jsonmsg"
 	"github.com/heddlehq/heddle/grants/mcpkind/internal/msglimit"
 )
 
@@ -179,10 +180,10 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if len(line) == 0 {
 			continue
 		}
-		if tooDeep(line, maxDepth) {
+		if jsonmsg.TooDeep(line, jsonmsg.MaxDepth) {
 			// Not decoded (the decoder recurses): each response in it
 			// is answered by a refusal, and the connection goes on.
-			if refusals := deepRefusals(line); len(refusals) > 0 {
+			if refusals := jsonmsg.DeepRefusals(line); len(refusals) > 0 {
 				c.spoke.Store(true)
 				c.queue = refusals[1:]
 				return refusals[0], nil
@@ -190,14 +191,14 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			continue // a request or notification: dropped
 		}
 		if line[0] != '[' {
-			m, err := decodeMessage(line)
+			m, err := jsonmsg.Decode(line)
 			if err == nil {
 				c.spoke.Store(true)
 			}
 			return m, err
 		}
 		var batch []json.RawMessage
-		if err := parse(line, &batch); err != nil {
+		if err := jsonmsg.Parse(line, &batch); err != nil {
 			return nil, fmt.Errorf("reading a batch from the server: %w", err)
 		}
 		if len(batch) == 0 {
@@ -205,7 +206,7 @@ func (c *conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		msgs := make([]jsonrpc.Message, len(batch))
 		for i, raw := range batch {
-			if msgs[i], err = decodeMessage(raw); err != nil {
+			if msgs[i], err = jsonmsg.Decode(raw); err != nil {
 				return nil, err
 			}
 		}

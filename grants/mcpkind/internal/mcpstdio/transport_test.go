@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heddlehq/heddle/grants/mcpkind/internal/jsonmsg"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -113,7 +114,7 @@ func TestStdioConnLines(t *testing.T) {
 		// Deeper than the decoder goes: the response is refused by its
 		// id, a notification as deep is dropped, and the next line is
 		// read.
-		deep := strings.Repeat(`{"a":`, 2*maxDepth) + "1" + strings.Repeat("}", 2*maxDepth)
+		deep := strings.Repeat(`{"a":`, 2*jsonmsg.MaxDepth) + "1" + strings.Repeat("}", 2*jsonmsg.MaxDepth)
 		c := run(t, `{"jsonrpc":"2.0","id":7,"result":`+deep+"}\n"+
 			`{"jsonrpc":"2.0","method":"x","params":`+deep+"}\n"+
 			`{"jsonrpc":"2.0","id":8,"result":{}}`+"\n")

@@ -1,4 +1,14 @@
-package mcpstdio
+// Package jsonmsg decodes the JSON-RPC messages an MCP server sends, as
+// go-sdk's jsonrpc.DecodeMessage decodes them but once and without a
+// streaming decoder of its own per message: with the parser go-sdk's
+// decoder is built on (segmentio's), keys matched exactly, nothing after
+// the value, and nesting capped at MaxDepth levels. heddle's stdio and
+// Streamable HTTP transports read each message with Decode;
+// TestDecodeMessage and FuzzDecodeMessage compare it with go-sdk's.
+//
+// What Decode returns holds no part of the bytes it was given: a reader
+// may reuse its buffer for the next message.
+package jsonmsg
 
 import (
 	"encoding/json"
@@ -20,15 +30,15 @@ type wireMessage struct {
 	Error   *jsonrpc.Error  `json:"error"`
 }
 
-// maxDepth is the deepest nesting of objects and arrays a message may have:
+// MaxDepth is the deepest nesting of objects and arrays a message may have:
 // go-sdk's limit. The decoder recurses, so a deeper line must not reach it.
-const maxDepth = 1000
+const MaxDepth = 1000
 
-// parse decodes data into v with keys matched exactly, as go-sdk matches
+// Parse decodes data into v with keys matched exactly, as go-sdk matches
 // them (a "Method" is not a "method"), and nothing after the value.
-func parse(data []byte, v any) error {
-	if tooDeep(data, maxDepth) {
-		return fmt.Errorf("nested deeper than %d levels", maxDepth)
+func Parse(data []byte, v any) error {
+	if TooDeep(data, MaxDepth) {
+		return fmt.Errorf("nested deeper than %d levels", MaxDepth)
 	}
 	rest, err := segjson.Parse(data, v, segjson.DontMatchCaseInsensitiveStructFields)
 	if err == nil && len(rest) > 0 {
@@ -37,9 +47,9 @@ func parse(data []byte, v any) error {
 	return err
 }
 
-// tooDeep reports whether the objects and arrays of data, outside strings,
+// TooDeep reports whether the objects and arrays of data, outside strings,
 // nest deeper than limit.
-func tooDeep(data []byte, limit int) bool {
+func TooDeep(data []byte, limit int) bool {
 	depth, inString, escaped := 0, false, false
 	for _, b := range data {
 		switch {
@@ -65,28 +75,28 @@ func tooDeep(data []byte, limit int) bool {
 	return false
 }
 
-// deepRefusals returns an error response for each response in line, a
-// message or batch nested deeper than maxDepth, which is not decoded: its
+// DeepRefusals returns an error response for each response in line, a
+// message or batch nested deeper than MaxDepth, which is not decoded: its
 // ids are found as the line is scanned.
-func deepRefusals(line []byte) []jsonrpc.Message {
+func DeepRefusals(line []byte) []jsonrpc.Message {
 	var scan msglimit.Scanner
 	scan.Write(line)
 	var out []jsonrpc.Message
 	for _, id := range scan.Responses() {
 		out = append(out, &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{
 			Code:    jsonrpc.CodeInvalidRequest,
-			Message: fmt.Sprintf("the server's message nests deeper than %d levels and was not read", maxDepth),
+			Message: fmt.Sprintf("the server's message nests deeper than %d levels and was not read", MaxDepth),
 		}})
 	}
 	return out
 }
 
-// decodeMessage decodes one JSON-RPC message as go-sdk's DecodeMessage does:
+// Decode decodes one JSON-RPC message as go-sdk's DecodeMessage does:
 // a "method" makes it a request (a notification when it has no id), else it
 // is a response, which must have an id.
-func decodeMessage(data []byte) (jsonrpc.Message, error) {
+func Decode(data []byte) (jsonrpc.Message, error) {
 	var w wireMessage
-	if err := parse(data, &w); err != nil {
+	if err := Parse(data, &w); err != nil {
 		return nil, fmt.Errorf("the server sent a line that is not a JSON-RPC message: %w", err)
 	}
 	if w.JSONRPC != "2.0" {
@@ -98,7 +108,7 @@ func decodeMessage(data []byte) (jsonrpc.Message, error) {
 	}
 	if len(w.Method) > 0 { // present, even as "" or null
 		var method string
-		if err := parse(w.Method, &method); err != nil {
+		if err := Parse(w.Method, &method); err != nil {
 			return nil, fmt.Errorf("the server sent a request with a malformed method: %w", err)
 		}
 		return &jsonrpc.Request{ID: id, Method: method, Params: w.Params}, nil

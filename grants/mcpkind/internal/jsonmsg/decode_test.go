@@ -1,4 +1,4 @@
-package mcpstdio
+package jsonmsg
 
 import (
 	"encoding/json"
@@ -44,11 +44,11 @@ var decodeCases = []string{
 	`{"jsonrpc":"2.0","id":1,"result":"` + strings.Repeat("[", 2000) + `"}`,
 }
 
-// sameDecoding reports how decodeMessage and go-sdk's DecodeMessage differ
+// sameDecoding reports how Decode and go-sdk's DecodeMessage differ
 // on data, or "" when they agree: both fail, or both return equal messages.
 // data holds one JSON value (go-sdk's decoder would ignore what follows).
 func sameDecoding(data []byte) string {
-	got, gerr := decodeMessage(data)
+	got, gerr := Decode(data)
 	want, werr := jsonrpc.DecodeMessage(data)
 	switch {
 	case gerr != nil && werr != nil:
@@ -93,17 +93,17 @@ func TestDecodeMessage(t *testing.T) {
 			t.Errorf("%.80s: %s", c, d)
 		}
 	}
-	if m, err := decodeMessage([]byte(`{"jsonrpc":"2.0","Method":"x","id":1}`)); err != nil {
+	if m, err := Decode([]byte(`{"jsonrpc":"2.0","Method":"x","id":1}`)); err != nil {
 		t.Error(err)
 	} else if _, ok := m.(*jsonrpc.Response); !ok {
 		t.Errorf("a \"Method\" made a request: %#v", m)
 	}
-	if _, err := decodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"result":` + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + `}`)); err == nil {
+	if _, err := Decode([]byte(`{"jsonrpc":"2.0","id":1,"result":` + strings.Repeat("[", 1001) + strings.Repeat("]", 1001) + `}`)); err == nil {
 		t.Error("1,001 levels of nesting decoded")
 	}
 }
 
-// FuzzDecodeMessage compares decodeMessage with go-sdk's decoder on any
+// FuzzDecodeMessage compares Decode with go-sdk's decoder on any
 // single JSON value.
 func FuzzDecodeMessage(f *testing.F) {
 	for _, c := range decodeCases {
@@ -111,7 +111,7 @@ func FuzzDecodeMessage(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if !json.Valid(data) {
-			if _, err := decodeMessage(data); err == nil {
+			if _, err := Decode(data); err == nil {
 				t.Fatalf("decoded invalid JSON %q", data)
 			}
 			return
@@ -120,4 +120,33 @@ func FuzzDecodeMessage(f *testing.F) {
 			t.Fatalf("%q: %s", data, d)
 		}
 	})
+}
+
+// TestDecodeCopies checks that a decoded message holds no part of the bytes
+// it was decoded from: the transports reuse their buffers.
+func TestDecodeCopies(t *testing.T) {
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"a":"b"}}`,
+		`{"jsonrpc":"2.0","id":"x","error":{"code":1,"message":"m","data":{"d":1}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"m","params":{"p":[1,2]}}`,
+	} {
+		buf := []byte(line)
+		m, err := Decode(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		show := func(m jsonrpc.Message) string {
+			if r, ok := m.(*jsonrpc.Response); ok && r.Error != nil {
+				return fmt.Sprintf("%#v %#v", r, r.Error)
+			}
+			return fmt.Sprintf("%#v", m)
+		}
+		before := show(m)
+		for i := range buf {
+			buf[i] = ' '
+		}
+		if after := show(m); after != before {
+			t.Errorf("%s: the message changed with the buffer it came from:\n%s\n%s", line, before, after)
+		}
+	}
 }
