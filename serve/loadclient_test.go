@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
@@ -21,11 +23,11 @@ import (
 
 // The load test's callers over HTTP run in a process of their own, as a
 // worker's callers do: the test binary run again with loadClientEnv set
-// reads a loadJob on its standard input, makes the calls and writes a
-// loadReport on its standard output. The worker's process then spends
-// nothing on the callers' side of HTTP, its garbage collector scans no
-// caller's goroutine and counts no caller's allocation; the callers still
-// share the machine's CPUs with it.
+// reads loadJobs on its standard input, one at a time, makes the calls of
+// each and writes a loadReport on its standard output, until its input
+// ends. The worker's process then spends nothing on the callers' side of
+// HTTP, its garbage collector scans no caller's goroutine and counts no
+// caller's allocation; the callers still share the machine's CPUs with it.
 const loadClientEnv = "HEDDLE_LOAD_CLIENT"
 
 // loadJob is what the load client is asked to do: Calls POSTs of Body to
@@ -51,30 +53,47 @@ type loadReport struct {
 	Err       string
 }
 
-// runLoadClient is the load client's main. It reads the job (a line of
-// JSON) from stdin, makes the warm-up calls, says "warm" on stdout, waits
-// for a line on stdin, makes the timed calls and writes the report (a line
-// of JSON) on stdout.
+// runLoadClient is the load client's main. For each job (a line of JSON)
+// it reads on stdin, it makes the warm-up calls, says "warm" on stdout,
+// waits for a line on stdin, makes the timed calls and writes the report
+// (a line of JSON) on stdout. The calls of every job to one URL share one
+// client, so that a job finds the connections the jobs before it left
+// open, as a worker's callers keep theirs.
 func runLoadClient() int {
 	in := bufio.NewReader(os.Stdin)
-	var job loadJob
-	if err := json.NewDecoder(in).Decode(&job); err != nil {
-		fmt.Fprintln(os.Stderr, "load client:", err)
-		return 2
+	clients := map[string]*http.Client{}
+	defer func() {
+		for _, c := range clients {
+			c.CloseIdleConnections()
+		}
+	}()
+	for {
+		line, err := in.ReadBytes('\n')
+		if err == io.EOF && len(bytes.TrimSpace(line)) == 0 {
+			return 0
+		}
+		var job loadJob
+		if err := json.Unmarshal(line, &job); err != nil {
+			fmt.Fprintln(os.Stderr, "load client:", err)
+			return 2
+		}
+		client := clients[job.URL]
+		if client == nil {
+			client = &http.Client{
+				Transport: &http.Transport{MaxIdleConnsPerHost: max(job.Callers, 2), DisableCompression: true},
+				Timeout:   30 * time.Second,
+			}
+			clients[job.URL] = client
+		}
+		if err := json.NewEncoder(os.Stdout).Encode(job.run(client, in)); err != nil {
+			return 2
+		}
 	}
-	if err := json.NewEncoder(os.Stdout).Encode(job.run(in)); err != nil {
-		return 2
-	}
-	return 0
 }
 
-// run makes the job's calls; between the warm-up and the timed calls it
-// says "warm" on stdout and reads a line of go.
-func (job loadJob) run(goAhead *bufio.Reader) loadReport {
-	client := &http.Client{
-		Transport: &http.Transport{MaxIdleConnsPerHost: job.Callers, DisableCompression: true},
-		Timeout:   30 * time.Second,
-	}
+// run makes the job's calls with client; between the warm-up and the
+// timed calls it says "warm" on stdout and reads a line of go.
+func (job loadJob) run(client *http.Client, goAhead *bufio.Reader) loadReport {
 	want := []byte(job.Want)
 	call := func() error { return post(client, job.URL, job.Header, job.Body, want) }
 	if _, err := callAtOnce(job.Callers, job.Warmup, call); err != nil {
@@ -90,7 +109,6 @@ func (job loadJob) run(goAhead *bufio.Reader) loadReport {
 	if err != nil {
 		rep.Err = err.Error()
 	}
-	client.CloseIdleConnections()
 	return rep
 }
 
@@ -154,14 +172,17 @@ func callAtOnce(callers, n int, call func() error) ([]time.Duration, error) {
 // from the end of the client's warm-up to its report.
 func loadRemote(b *testing.B, job loadJob) {
 	job.Calls, job.Warmup = b.N, 4*job.Callers
-	var cpu0 time.Duration
-	rep := runLoadClientProcess(b, job, func() {
+	c := startLoadClient(b)
+	defer c.close()
+	var cpu0, cpu time.Duration
+	rep := c.run(job, func() {
 		b.ReportAllocs()
 		b.ResetTimer()
 		cpu0 = processCPU()
+	}, func() {
+		cpu = processCPU() - cpu0
+		b.StopTimer()
 	})
-	cpu := processCPU() - cpu0
-	b.StopTimer()
 	if rep.Err != "" {
 		b.Fatal(rep.Err)
 	}
@@ -179,10 +200,28 @@ func loadRemote(b *testing.B, job loadJob) {
 // timed calls. The process has ended when it returns.
 func runLoadClientProcess(tb testing.TB, job loadJob, timed func()) loadReport {
 	tb.Helper()
+	c := startLoadClient(tb)
+	defer c.close()
+	return c.run(job, timed, func() {})
+}
+
+// A loadClient is the load client running in a process of its own, given
+// one job after another. It is not safe for concurrent use.
+type loadClient struct {
+	tb     testing.TB
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	out    *bufio.Reader
+	stderr *bytes.Buffer
+}
+
+// startLoadClient starts the load client's process. The caller closes it.
+func startLoadClient(tb testing.TB) *loadClient {
+	tb.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), loadClientEnv+"=1")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	c := &loadClient{tb: tb, cmd: cmd, stderr: &bytes.Buffer{}}
+	cmd.Stderr = c.stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		tb.Fatal(err)
@@ -194,17 +233,29 @@ func runLoadClientProcess(tb testing.TB, job loadJob, timed func()) loadReport {
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
-	defer func() { _ = cmd.Wait() }()
-	defer stdin.Close()
+	c.stdin, c.out = stdin, bufio.NewReader(stdout)
+	return c
+}
+
+// close ends the client's input and waits for its process to end.
+func (c *loadClient) close() {
+	_ = c.stdin.Close()
+	_ = c.cmd.Wait()
+}
+
+// run has the client do job and returns its report: timed is called
+// between its warm-up and its timed calls, done as soon as its report
+// arrives, before it is decoded.
+func (c *loadClient) run(job loadJob, timed, done func()) loadReport {
+	c.tb.Helper()
 	fail := func(what string, err error) {
-		_ = cmd.Process.Kill()
-		tb.Fatalf("load client: %s: %v: %s", what, err, stderr.Bytes())
+		_ = c.cmd.Process.Kill()
+		c.tb.Fatalf("load client: %s: %v: %s", what, err, c.stderr.Bytes())
 	}
-	if err := json.NewEncoder(stdin).Encode(job); err != nil {
+	if err := json.NewEncoder(c.stdin).Encode(job); err != nil {
 		fail("job", err)
 	}
-	out := bufio.NewReader(stdout)
-	line, err := out.ReadString('\n')
+	line, err := c.out.ReadString('\n')
 	if err != nil {
 		fail("warm-up", err)
 	}
@@ -216,11 +267,16 @@ func runLoadClientProcess(tb testing.TB, job loadJob, timed func()) loadReport {
 		return rep
 	}
 	timed()
-	if _, err := io.WriteString(stdin, "go\n"); err != nil {
+	if _, err := io.WriteString(c.stdin, "go\n"); err != nil {
 		fail("go-ahead", err)
 	}
+	report, err := c.out.ReadBytes('\n')
+	done()
+	if err != nil {
+		fail("report", err)
+	}
 	var rep loadReport
-	if err := json.NewDecoder(out).Decode(&rep); err != nil {
+	if err := json.Unmarshal(report, &rep); err != nil {
 		fail("report", err)
 	}
 	return rep
@@ -246,6 +302,39 @@ func TestLoadClient(t *testing.T) {
 	rep = runLoadClientProcess(t, job, func() { t.Error("a warm-up that failed went on to the timed calls") })
 	if !strings.Contains(rep.Err, "200") || !strings.Contains(rep.Err, "hello") {
 		t.Errorf("an answer without what the job wants: error %q, want the status and the body", rep.Err)
+	}
+}
+
+// TestLoadClientJobs: one load client process does one job after another,
+// and the calls of a later job to the same URL go over the connections the
+// earlier one opened.
+func TestLoadClientJobs(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, `{"text":"hello"}`)
+	}))
+	var conns atomic.Int64
+	srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	job := loadJob{
+		URL: srv.URL, Body: `{"text": "hello"}`, Want: `"text":"hello"`,
+		Callers: 1, Calls: 10, Warmup: 2,
+	}
+	c := startLoadClient(t)
+	defer c.close()
+	for i := range 3 {
+		timed, done := false, false
+		rep := c.run(job, func() { timed = true }, func() { done = true })
+		if rep.Err != "" || !timed || !done || len(rep.Durations) != 10 {
+			t.Fatalf("job %d: timed %v, done %v, %d durations, error %q", i, timed, done, len(rep.Durations), rep.Err)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("3 jobs of one caller to one URL opened %d connections, want 1", n)
 	}
 }
 
