@@ -63,16 +63,17 @@ type benchTool struct {
 // benchTools are the tools the load test calls: a use case that answers
 // its argument; the test MCP server's echo, in this process over go-sdk's
 // in-memory transport and in a process of its own over stdio, as a worker
-// runs it; and a use case that waits 10 ms for nothing, as a tool waiting
-// for its backend does. What a kind costs does not depend on the tool, so
-// the MCP echoes and the waiting tool are called with the baseline only,
-// which keeps the serve package's benchmarks to about 90 seconds at
-// -benchtime 2s.
+// runs it; a use case that waits 10 ms for nothing, as a tool waiting for
+// its backend does; and the test server's sleep of 10 ms over stdio, an
+// MCP server in a process of its own whose tool waits. What a kind costs
+// does not depend on the tool, so the MCP tools and the waiting ones are
+// called with the baseline only.
 var benchTools = []benchTool{
 	{"usecase", "u", "serve_echo", benchBody, benchAuths, true, false},
 	{"mcp", "a", "echo", benchBody, benchAuths[:1], true, false},
 	{"mcp-stdio", "a", "echo", benchBody, benchAuths[:1], true, true},
 	{"wait10ms", "w", "serve_sleep", `{"ms": 10}`, benchAuths[:1], false, false},
+	{"mcp-stdio-wait10ms", "a", "sleep", `{"ms": 10}`, benchAuths[:1], false, true},
 }
 
 // benchAgents are the test agents and w, granting serve.sleep.
