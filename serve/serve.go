@@ -46,7 +46,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"maps"
 	"mime"
@@ -454,7 +453,7 @@ func (s *Server) readArgs(w http.ResponseWriter, r *http.Request) (map[string]an
 	if r.ContentLength > int64(limit) {
 		return nil, http.StatusRequestEntityTooLarge, tooLarge()
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(limit)))
+	body, err := readBody(http.MaxBytesReader(w, r.Body, int64(limit)), r.ContentLength)
 	var mbe *http.MaxBytesError
 	switch {
 	case errors.As(err, &mbe):
