@@ -18,7 +18,10 @@ import (
 // the server traces (Options.TracerProvider) has its SERVER span in its
 // context already, the caller's as its parent: the call continues that.
 func incomingTrace(r *http.Request) context.Context {
-	if trace.SpanContextFromContext(r.Context()).IsValid() {
+	// Without traceparent, Extract returns the context it is given; asked
+	// for it by its lower-case name, it would first make the key's
+	// canonical form anew on every call.
+	if r.Header.Get("Traceparent") == "" || trace.SpanContextFromContext(r.Context()).IsValid() {
 		return r.Context()
 	}
 	return propagation.TraceContext{}.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
