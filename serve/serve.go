@@ -54,6 +54,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/heddlehq/heddle"
@@ -382,7 +383,7 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 		Error(w, status, err)
 		return
 	}
-	v, keep, err := s.convs.viewKeep(r, ts)
+	on, keep, err := s.callsOn(r, ts)
 	if err != nil {
 		Error(w, statusOfView(err), err)
 		return
@@ -391,7 +392,7 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.release()
-	res, err := v.Call(incomingTrace(r), r.PathValue("tool"), args)
+	res, err := on.Call(incomingTrace(r), r.PathValue("tool"), args)
 	if err != nil {
 		s.runtimeError(w, r, err)
 		return
@@ -403,6 +404,23 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, wire.Result(res))
+}
+
+// toolCaller is what a call runs on: a conversation's view, or the
+// toolset itself.
+type toolCaller interface {
+	Call(ctx context.Context, name string, args map[string]any, opts ...runtime.CallOption) (*mcp.CallToolResult, error)
+}
+
+// callsOn returns what r's call runs on, and the keep of its view
+// (conversations.viewKeep). A request outside any conversation, to a
+// toolset none of whose grants defers its tools, runs on the toolset
+// itself: a view of its own would pass the call on to it unchanged.
+func (s *Server) callsOn(r *http.Request, ts *runtime.Toolset) (toolCaller, func(context.Context) error, error) {
+	if r.Header.Get(ConversationHeader) == "" && !ts.Deferred() {
+		return ts, noKeep, nil
+	}
+	return s.convs.viewKeep(r, ts)
 }
 
 // statusOfView is the status of a conversation that could not be found:
