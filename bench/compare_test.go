@@ -1,0 +1,204 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestQuick runs the whole comparison in quick mode and checks that the
+// table has every row, each with numbers.
+func TestQuick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the test server and starts some 80 processes")
+	}
+	cfg := defaultConfig()
+	cfg.quick()
+	cfg.quiet = true
+	cfg.out = t.TempDir() + "/compare.md"
+	if reason := tsMissing(); reason != "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the TypeScript SDK client cannot run: %s", reason)
+		}
+		t.Logf("leaving out the TypeScript SDK: %s", reason)
+		cfg.ts = false
+	}
+	defer killAll()
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	if err := run(ctx, cfg, &stdout, &stderr); err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s\nstdout:\n%s", err, &stderr, &stdout)
+	}
+	written, err := os.ReadFile(cfg.out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(written, stdout.Bytes()) {
+		t.Errorf("-out holds other text than the table printed")
+	}
+
+	rows := tableRows(t, stdout.String())
+	want := expectedRows(cfg)
+	for _, k := range want {
+		cells, ok := rows[k]
+		if !ok {
+			t.Errorf("no row %v", k)
+			continue
+		}
+		checkCells(t, k, cells)
+	}
+	if len(rows) != len(want) {
+		t.Errorf("the table has %d rows, want %d:\n%s", len(rows), len(want), &stdout)
+	}
+	if t.Failed() {
+		t.Logf("table:\n%s", &stdout)
+	}
+}
+
+// tsMissing says why the TypeScript SDK client cannot run, or "".
+func tsMissing() string {
+	if _, err := exec.LookPath("node"); err != nil {
+		return "node is not installed"
+	}
+	if _, err := os.Stat("ts/node_modules/@modelcontextprotocol/sdk"); err != nil {
+		return "ts/node_modules is not installed (npm ci --prefix bench/ts)"
+	}
+	return ""
+}
+
+// tableRows parses the table's rows by their first four cells.
+func tableRows(t *testing.T, out string) map[rowKey][]string {
+	t.Helper()
+	if !strings.HasPrefix(out, tableHeader) {
+		t.Fatalf("output does not start with the table's header:\n%s", out)
+	}
+	rows := map[rowKey][]string{}
+	for line := range strings.Lines(strings.TrimPrefix(out, tableHeader)) {
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		cells := strings.Split(strings.Trim(strings.TrimSpace(line), "|"), "|")
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		if len(cells) != 9 {
+			t.Fatalf("row of %d cells: %q", len(cells), line)
+		}
+		k := rowKey{cells[0], cells[1], cells[2], cells[3]}
+		if _, dup := rows[k]; dup {
+			t.Errorf("row %v twice", k)
+		}
+		rows[k] = cells[4:]
+	}
+	return rows
+}
+
+// expectedRows are the rows cfg asks for.
+func expectedRows(cfg settings) []rowKey {
+	clients := []string{"heddle", rawGoSDK, "mcp-go"}
+	if cfg.ts {
+		clients = append(clients, "ts-sdk")
+	}
+	var want []rowKey
+	for _, tr := range cfg.transports {
+		for _, sc := range scenarios(cfg) {
+			for _, c := range cfg.callers {
+				for _, cl := range append(clients, "fresh conn (go-sdk)") {
+					want = append(want, rowKey{sc.name, transportName(tr), strconv.Itoa(c), cl})
+				}
+			}
+		}
+	}
+	for _, n := range cfg.startupServers {
+		sc := fmt.Sprintf("start-up, %d servers", n)
+		if n == 1 {
+			sc = "start-up, 1 server"
+		}
+		for _, cl := range clients {
+			want = append(want, rowKey{sc, "stdio", "–", cl})
+		}
+	}
+	for _, cl := range clients {
+		want = append(want, rowKey{fmt.Sprintf("%d sessions held", cfg.held), transportName("http"), "–", cl})
+	}
+	return want
+}
+
+// checkCells checks that a row's five cells hold numbers where its kind
+// has them: every call row's p50, calls/s and CPU (bytes and allocs but
+// for ts-sdk); a start-up's time and CPU; a held session's bytes. A
+// number of the raw go-sdk row is 1.00× itself.
+func checkCells(t *testing.T, k rowKey, cells []string) {
+	t.Helper()
+	var numbered []int
+	switch {
+	case strings.HasPrefix(k.scenario, "start-up"):
+		numbered = []int{0, 2}
+	case strings.HasSuffix(k.scenario, "held"):
+		numbered = []int{3}
+	default:
+		numbered = []int{0, 1, 2}
+	}
+	if k.client != "ts-sdk" && !strings.HasSuffix(k.scenario, "held") {
+		numbered = append(numbered, 3, 4)
+	}
+	for _, i := range numbered {
+		v, unit, ok := strings.Cut(cells[i], " ")
+		n, err := strconv.ParseFloat(strings.ReplaceAll(v, ",", ""), 64)
+		if !ok && err == nil {
+			unit = ""
+		}
+		if err != nil || n < 0 || math.IsNaN(n) {
+			t.Errorf("%v: cell %d is %q, not a number", k, i, cells[i])
+			continue
+		}
+		if k.client == rawGoSDK && !strings.HasSuffix(unit, "(1.00×)") {
+			t.Errorf("%v: cell %d is %q, want the ratio 1.00×", k, i, cells[i])
+		}
+	}
+}
+
+func TestMedian(t *testing.T) {
+	for _, c := range []struct {
+		xs   []float64
+		want float64
+	}{
+		{[]float64{3, 1, 2}, 2},
+		{[]float64{4, 1, 3, 2}, 2.5},
+		{[]float64{7}, 7},
+	} {
+		if got := median(c.xs); got != c.want {
+			t.Errorf("median(%v) = %v, want %v", c.xs, got, c.want)
+		}
+	}
+	if got := median(nil); !math.IsNaN(got) {
+		t.Errorf("median(nil) = %v, want NaN", got)
+	}
+}
+
+func TestFormat(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{fmtSeconds(281.4e-6), "281 µs"},
+		{fmtSeconds(12.34e-3), "12.3 ms"},
+		{fmtSeconds(1.5), "1.5 s"},
+		{fmtBytes(512), "512 B"},
+		{fmtBytes(74_867), "74.9 KB"},
+		{fmtBytes(34_000_000), "34.0 MB"},
+		{fmtCount(1234567), "1,234,567"},
+		{withRatio("1 ms", 2, 1), "1 ms (2.00×)"},
+		{withRatio("1 ms", 2, nan), "1 ms"},
+		{withRatio("", nan, 1), "n/a"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
