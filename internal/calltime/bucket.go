@@ -263,3 +263,64 @@ func receiver(sym string) string {
 	name, _, _ = strings.Cut(name, "[")
 	return name
 }
+
+// A runtimePart is one part of the Go runtime's bucket.
+type runtimePart int
+
+const (
+	partGC       runtimePart = iota // the collector: marking, sweeping, assists, write barriers
+	partAlloc                       // allocating, outside the collector's assists and sweeps
+	partSchedule                    // scheduling, channels, timers, the network poller, signals, the rest
+	numParts
+)
+
+var partNames = [numParts]string{
+	partGC:       "of which garbage collection",
+	partAlloc:    "of which allocation",
+	partSchedule: "of which scheduler, channels and the rest",
+}
+
+// runtimePartOf splits a sample of the Go runtime's bucket: garbage
+// collection if any frame of its stack is the collector's, else allocation
+// if any frame allocates, else the scheduler and the rest.
+func runtimePartOf(stack []frame) runtimePart {
+	alloc := false
+	for _, f := range stack {
+		pkg, sym := splitFunc(f.Func)
+		switch {
+		case strings.HasPrefix(pkg, "internal/runtime/gc"):
+			return partGC
+		case pkg != "runtime":
+		case hasAnyPrefix(sym, gcPrefixes):
+			return partGC
+		case hasAnyPrefix(sym, allocPrefixes):
+			alloc = true
+		}
+	}
+	if alloc {
+		return partAlloc
+	}
+	return partSchedule
+}
+
+// gcPrefixes name the collector's functions in package runtime.
+var gcPrefixes = []string{
+	"gc", "(*gc", "bgsweep", "bgscavenge", "(*scavenger", "sweepone", "(*sweepLocked)", "deductSweepCredit",
+	"markroot", "scan", "greyobject", "tryDeferToSpanScan", "wbBuf", "(*wbBuf)", "bulkBarrier", "(*mheap).reclaim",
+	"forEachP", "stopTheWorld", "startTheWorld", "finishsweep",
+}
+
+// allocPrefixes name the allocator's functions in package runtime.
+var allocPrefixes = []string{
+	"mallocgc", "newobject", "newarray", "makeslice", "growslice", "makemap", "makechan",
+	"rawstring", "rawbyteslice", "rawruneslice", "(*mcache)", "(*mcentral)", "(*mheap)", "nextFreeFast",
+}
+
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}

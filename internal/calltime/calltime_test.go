@@ -214,3 +214,30 @@ func spin(d time.Duration) int {
 	}
 	return n
 }
+
+func TestRuntimePartOf(t *testing.T) {
+	tests := []struct {
+		name  string
+		stack []frame
+		want  runtimePart
+	}{
+		{"a mark worker", stack("runtime.lock2", "runtime.scanObject", "runtime.gcDrain", "runtime.gcBgMarkWorker"), partGC},
+		{"the Go 1.26 span scanner", stack("internal/runtime/gc/scan.scanSpanPackedAVX512", "runtime.scanSpan"), partGC},
+		{"a sweep an allocation pays for", stack("runtime.sweepone", "runtime.deductSweepCredit", "runtime.(*mcentral).cacheSpan", "runtime.mallocgc"), partGC},
+		{"an assist an allocation pays for", stack("runtime.gcAssistAlloc", "runtime.deductAssistCredit", "runtime.mallocgc"), partGC},
+		{"the background sweeper", stack("runtime.unlock2", "runtime.bgsweep"), partGC},
+		{"an allocation", stack("runtime.memclrNoHeapPointers", "runtime.mallocgc", "runtime.growslice", "encoding/json.Marshal"), partAlloc},
+		{"the scheduler", stack("runtime.lock2", "runtime.findRunnable", "runtime.schedule", "runtime.park_m", "runtime.mcall"), partSchedule},
+		{"a channel send", stack("runtime.chansend", "runtime.chansend1", "github.com/modelcontextprotocol/go-sdk/mcp.(*ioConn).Read"), partSchedule},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if b := attribute(tt.stack); b != bucketRuntime {
+				t.Fatalf("attribute = %v, want %v", b, bucketRuntime)
+			}
+			if got := runtimePartOf(tt.stack); got != tt.want {
+				t.Errorf("runtimePartOf = %v, want %v", partNames[got], partNames[tt.want])
+			}
+		})
+	}
+}

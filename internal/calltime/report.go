@@ -60,7 +60,14 @@ const attributionRule = `Each sample is attributed by one rule:
    has one: the reflection ` + "`encoding/json`" + ` does is JSON's, the deadline context
    heddle makes is heddle's, and memory a JSON decoder allocates is the
    runtime's (` + "`mallocgc`" + ` is the innermost frame in a bucket).
-3. A stack with no frame in any bucket is **other**.`
+3. A stack with no frame in any bucket is **other**.
+
+The Go runtime's row is split in three by the whole stack: **garbage
+collection** if any frame is the collector's (its mark workers, assists and
+sweeps, also those an allocation pays for, write barriers), else
+**allocation** if any frame allocates (` + "`mallocgc`" + ` and its callers in the runtime),
+else **the scheduler, channels and the rest** (timers, the network poller,
+signals).`
 
 // report renders the tables, one per transport, with what they are.
 func report(p provenance, runs []runResult) string {
@@ -130,6 +137,17 @@ func writeTable(b *strings.Builder, tr string, sides []string, byKey map[[2]stri
 			fmt.Fprintf(b, " %.1f %% | %.1f |", s.Percent(bk), s.MicrosPerCall(bk))
 		}
 		b.WriteString("\n")
+		if bk != bucketRuntime {
+			continue
+		}
+		for p := range numParts {
+			fmt.Fprintf(b, "| &nbsp;&nbsp;%s |", partNames[p])
+			for _, side := range sides {
+				s := byKey[[2]string{tr, side}]
+				fmt.Fprintf(b, " %.1f %% | %.1f |", s.PartPercent(p), s.PartMicrosPerCall(p))
+			}
+			b.WriteString("\n")
+		}
 	}
 	b.WriteString("| **total** |")
 	for _, side := range sides {

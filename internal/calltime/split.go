@@ -17,6 +17,8 @@ type split struct {
 	CPU      [numBuckets]int64          // nanoseconds
 	Excluded int                        // samples of the benchmark's setup and teardown, and of the profiler
 	By       [numBuckets]map[string]int // samples by the function that decided their bucket
+	Parts    [numParts]int64            // the Go runtime bucket's CPU time by part, nanoseconds
+	PartN    [numParts]int              // and its samples
 }
 
 // TotalSamples returns the samples counted in the buckets.
@@ -92,6 +94,11 @@ func splitSamples(samples []sample, calls int, nsPerOp float64) *split {
 			s.By[b] = map[string]int{}
 		}
 		s.By[b][by] += int(smp.Count)
+		if b == bucketRuntime {
+			p := runtimePartOf(smp.Stack)
+			s.Parts[p] += smp.CPU
+			s.PartN[p] += int(smp.Count)
+		}
 		s.CPU[b] += smp.CPU
 	}
 	return s
@@ -109,4 +116,23 @@ func (s *split) why(w io.Writer, n int) {
 			fmt.Fprintf(w, "    %5d  %s\n", s.By[b][fn], fn)
 		}
 	}
+}
+
+// PartPercent returns part p of the Go runtime's share of all the samples
+// counted.
+func (s *split) PartPercent(p runtimePart) float64 {
+	t := s.TotalSamples()
+	if t == 0 {
+		return 0
+	}
+	return 100 * float64(s.PartN[p]) / float64(t)
+}
+
+// PartMicrosPerCall returns part p of the Go runtime's CPU time per call,
+// in microseconds.
+func (s *split) PartMicrosPerCall(p runtimePart) float64 {
+	if s.Calls == 0 {
+		return 0
+	}
+	return float64(s.Parts[p]) / 1e3 / float64(s.Calls)
 }
