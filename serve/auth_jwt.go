@@ -3,7 +3,6 @@ package serve
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -120,7 +119,7 @@ func (j *jwtAuth) Authenticate(r *http.Request) (heddle.Identity, error) {
 	}
 	// A token verified a moment ago under the same keys is not parsed or
 	// verified again; its validity in time is checked on every call.
-	sum := sha256.Sum256([]byte(raw))
+	sum := digest(raw)
 	gen, fresh := j.keys.generation()
 	if fresh {
 		if e, ok := j.cache.get(sum, gen, j.now()); ok {

@@ -2,9 +2,11 @@ package serve
 
 import (
 	"context"
+	"crypto/sha256"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/heddlehq/heddle/diag"
@@ -77,6 +79,18 @@ func TestTrustedHeadersFromElsewhere(t *testing.T) {
 		r.Header.Add(name, "alice")
 		if id, err := a.Authenticate(r); !diag.Has(err, diag.Forbidden) {
 			t.Errorf("%s twice from a proxy: %+v, %v, want FORBIDDEN", name, id, err)
+		}
+	}
+}
+
+// TestDigest: a bearer credential's digest is its SHA-256, whatever its
+// length against digest's buffer: the tokens of serve.auth.tokens are
+// hashed at start-up with sha256.Sum256, and a caller's must match.
+func TestDigest(t *testing.T) {
+	for _, n := range []int{0, 1, 32, 255, 256, 257, 570, 4097} {
+		token := strings.Repeat("k", n)
+		if got, want := digest(token), sha256.Sum256([]byte(token)); got != want {
+			t.Errorf("digest of %d bytes = %x, want %x", n, got, want)
 		}
 	}
 }

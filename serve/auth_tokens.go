@@ -63,7 +63,7 @@ func (t *tokens) Authenticate(r *http.Request) (heddle.Identity, error) {
 	if err != nil {
 		return heddle.Identity{}, err
 	}
-	sum := sha256.Sum256([]byte(raw))
+	sum := digest(raw)
 	var found *tokenEntry
 	for i := range t.entries {
 		// Every entry is compared, match or not.
