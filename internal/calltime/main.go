@@ -11,7 +11,7 @@
 // It builds the runtime package's test binary once (go test -c) and runs it
 // once per transport and side, as go test would run it:
 //
-//	runtime.test -test.run '^$' -test.bench '^BenchmarkCall$/^stdio$/^heddle$' -test.benchtime 5000x -test.cpuprofile …
+//	runtime.test -test.run '^$' -test.bench '^BenchmarkCall$/^stdio$/^heddle$' -test.benchtime 6000x -test.cpuprofile …
 //
 // so that each profile holds one side's calls over one transport and
 // nothing else. It reads b.N from the benchmark's line and the samples from
@@ -44,7 +44,7 @@ func main() {
 		pkg        = flag.String("pkg", "./runtime/", "the package holding BenchmarkCall")
 		transports = flag.String("transports", "stdio,http-proc,http-proc-json", "comma-separated transports of BenchmarkCall (inmemory, stdio, http, http-proc, http-proc-json)")
 		sides      = flag.String("sides", "heddle,raw", "comma-separated sides: heddle, raw")
-		calls      = flag.Int("calls", 5000, "calls per profiled run (-test.benchtime Nx)")
+		calls      = flag.Int("calls", 6000, "calls per profiled run (-test.benchtime Nx)")
 		printOnly  = flag.Bool("print", false, "print the text instead of writing it into -doc")
 		why        = flag.Int("why", 0, "print to stderr, for each run and bucket, the `n` functions that decided most samples")
 		keep       = flag.String("keep", "", "a directory to keep the test binary and profiles in (default: a temporary one, removed)")

@@ -41,7 +41,8 @@ const attributionRule = `Each sample is attributed by one rule:
      (` + "`mallocgc`" + `), the garbage collector's workers and assists, the
      scheduler, channels, stacks, signals — except the work a caller asked
      for: copying, clearing and comparing memory, map operations, hashing,
-     string and interface conversions, clock reads, atomics and defer
+     string and interface conversions, clock reads, random numbers, atomics
+     and defer
      belong to no bucket.
    - **JSON**: ` + "`encoding/json`, `github.com/segmentio/encoding/…`, `github.com/segmentio/asm/…`" + `,
      go-sdk's ` + "`internal/json`" + ` and ` + "`jsonrpc`" + `, and go-sdk's functions that encode
@@ -84,7 +85,9 @@ func report(p provenance, runs []runResult) string {
 		"`newTracedBenchPair`, `TestMain` or the test's cleanup) and of the profiler are left out; those of the "+
 		"connection's goroutines during the setup's warm-up calls cannot be told apart and stay in. "+
 		"µs per call is a bucket's sampled CPU time divided by the calls made (b.N, and the one call of the testing "+
-		"package's first run); the CPU time is the client's, not the call's wall time.\n\n", p.CallsPerSide)
+		"package's first run); the CPU time is the client's, not the call's wall time. A sample stands for 10 ms of a "+
+		"thread's CPU time, and a thread that runs in bursts shorter than that can be missed: the sampled time is a "+
+		"lower bound, and a bucket of a few samples is a rough figure.\n\n", p.CallsPerSide)
 	b.WriteString(attributionRule)
 	b.WriteString("\n")
 	var transports []string
