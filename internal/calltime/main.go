@@ -69,24 +69,16 @@ type config struct {
 	why        int    // functions per bucket to print for each run
 }
 
+// generate profiles the runs cfg names and writes the tables into the
+// document at docPath, or prints them.
 func generate(ctx context.Context, cfg config, docPath string, printOnly bool) error {
-	if cfg.calls < 1 {
-		return errors.New("-calls must be at least 1")
+	if err := cfg.check(); err != nil {
+		return err
 	}
-	for _, s := range cfg.sides {
-		if _, ok := sideNames[s]; !ok {
-			return fmt.Errorf("unknown side %q (heddle, raw)", s)
-		}
-	}
-	// Check the document before spending a minute on the runs.
-	var docText []byte
 	if !printOnly {
-		var err error
-		if docText, err = os.ReadFile(docPath); err != nil {
+		// Check the document before spending a minute on the runs.
+		if err := writeMarked(docPath, "", true); err != nil {
 			return err
-		}
-		if _, err := replaceMarked(string(docText), ""); err != nil {
-			return fmt.Errorf("%s: %w", docPath, err)
 		}
 	}
 	dir := cfg.dir
@@ -97,29 +89,89 @@ func generate(ctx context.Context, cfg config, docPath string, printOnly bool) e
 		}
 		defer os.RemoveAll(tmp)
 		dir = tmp
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+	}
+	// What was measured is what was built: the commit, before the build.
+	prov := provenance{LoadBefore: loadAverage(), CPUs: runtime.NumCPU(), CallsPerSide: cfg.calls, GoVersion: goVersion(ctx)}
+	prov.Commit, prov.Dirty = gitCommit(ctx)
+	runs, err := profileAll(ctx, cfg, dir)
+	if err != nil {
 		return err
+	}
+	prov.LoadAfter = loadAverage()
+	prov.When = time.Now().UTC().Format("2006-01-02 15:04 UTC")
+	text := report(prov, runs)
+	if printOnly {
+		fmt.Print(text)
+		return nil
+	}
+	if err := writeMarked(docPath, text, false); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "calltime: wrote %d transports' tables into %s\n", len(cfg.transports), docPath)
+	return nil
+}
+
+func (cfg config) check() error {
+	if cfg.calls < 1 {
+		return errors.New("-calls must be at least 1")
+	}
+	if len(cfg.transports) == 0 || len(cfg.sides) == 0 {
+		return errors.New("no transports or no sides to profile")
+	}
+	for _, s := range cfg.sides {
+		if _, ok := sideNames[s]; !ok {
+			return fmt.Errorf("unknown side %q (heddle, raw)", s)
+		}
+	}
+	return nil
+}
+
+// writeMarked replaces what lies between the document's calltime markers
+// with text; with dryRun it only checks that it could.
+func writeMarked(path, text string, dryRun bool) error {
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	out, err := replaceMarked(string(doc), text)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if dryRun {
+		return nil
+	}
+	info, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(out), info.Mode().Perm())
+}
+
+// profileAll builds the package's test binary into dir once and profiles
+// each transport and side with it.
+func profileAll(ctx context.Context, cfg config, dir string) ([]runResult, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
 	}
 	dir, err := filepath.Abs(dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	prov := provenance{LoadBefore: loadAverage(), CPUs: runtime.NumCPU(), CallsPerSide: cfg.calls}
 	bin := filepath.Join(dir, "bench.test")
 	fmt.Fprintf(os.Stderr, "calltime: building %s's test binary\n", cfg.pkg)
 	if out, err := exec.CommandContext(ctx, "go", "test", "-c", "-o", bin, cfg.pkg).CombinedOutput(); err != nil {
-		return fmt.Errorf("go test -c %s: %v\n%s", cfg.pkg, err, out)
+		return nil, fmt.Errorf("go test -c %s: %v\n%s", cfg.pkg, err, out)
 	}
 	pkgDir, err := goList(ctx, cfg.pkg, "{{.Dir}}")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var runs []runResult
 	for _, tr := range cfg.transports {
 		for _, side := range cfg.sides {
 			s, err := profileRun(ctx, bin, pkgDir, dir, tr, side, cfg.calls)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if cfg.why > 0 {
 				s.why(os.Stderr, cfg.why)
@@ -127,32 +179,7 @@ func generate(ctx context.Context, cfg config, docPath string, printOnly bool) e
 			runs = append(runs, runResult{Transport: tr, Side: side, Split: s})
 		}
 	}
-	prov.LoadAfter = loadAverage()
-	prov.When = time.Now().UTC().Format("2006-01-02 15:04 UTC")
-	prov.Commit, prov.Dirty = gitCommit(ctx)
-	prov.GoVersion = goVersion(ctx)
-	text := report(prov, runs)
-	if printOnly {
-		fmt.Print(text)
-		return nil
-	}
-	// Read the document again: it may have changed during the runs.
-	if docText, err = os.ReadFile(docPath); err != nil {
-		return err
-	}
-	out, err := replaceMarked(string(docText), text)
-	if err != nil {
-		return fmt.Errorf("%s: %w", docPath, err)
-	}
-	info, err := os.Stat(docPath)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(docPath, []byte(out), info.Mode().Perm()); err != nil {
-		return err
-	}
-	fmt.Fprintf(os.Stderr, "calltime: wrote %d transports' tables into %s\n", len(cfg.transports), docPath)
-	return nil
+	return runs, nil
 }
 
 // profileRun runs one side of BenchmarkCall over one transport under the
