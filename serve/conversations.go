@@ -62,7 +62,8 @@ func newConversations() *conversations {
 		order: list.New(), byKey: map[conversationKey]*list.Element{}}
 }
 
-// view returns the view of the request's conversation with ts's agent:
+// viewKeep returns the view of the request's conversation with ts's agent,
+// ctx being the request's context with its caller:
 // a new one for a request without the header; otherwise the one kept for
 // its caller and id, made when there is none. A view kept from an earlier
 // toolset of the agent (before a reload) is carried over to ts with what
@@ -70,7 +71,7 @@ func newConversations() *conversations {
 // request's call has ended, keeps what it loaded in the shared store (a
 // no-op without one); a store that cannot be reached is STATE_UNAVAILABLE,
 // from view or from keep.
-func (c *conversations) viewKeep(r *http.Request, ts *runtime.Toolset) (v *runtime.View, keep func(context.Context) error, err error) {
+func (c *conversations) viewKeep(ctx context.Context, r *http.Request, ts *runtime.Toolset) (v *runtime.View, keep func(context.Context) error, err error) {
 	id := r.Header.Get(ConversationHeader)
 	if id == "" {
 		return ts.NewView(), noKeep, nil
@@ -78,7 +79,7 @@ func (c *conversations) viewKeep(r *http.Request, ts *runtime.Toolset) (v *runti
 	if !validConversationID(id) {
 		return nil, nil, diag.New(diag.RequestInvalid, "the %s header must be 1 to %d characters of A-Z, a-z, 0-9 and ._:-", ConversationHeader, MaxConversationID)
 	}
-	return c.viewFor(r.Context(), ts, heddle.Caller(r.Context()).Subject, id)
+	return c.viewFor(ctx, ts, heddle.Caller(ctx).Subject, id)
 }
 
 // viewFor is viewKeep for the conversation id of subject.
@@ -93,9 +94,10 @@ func (c *conversations) viewFor(ctx context.Context, ts *runtime.Toolset, subjec
 	return v, noKeep, err
 }
 
-// view is viewKeep for a request that loads nothing (a listing).
+// view is viewKeep for a request that loads nothing (a listing), its
+// caller in its context.
 func (c *conversations) view(r *http.Request, ts *runtime.Toolset) (*runtime.View, error) {
-	v, _, err := c.viewKeep(r, ts)
+	v, _, err := c.viewKeep(r.Context(), r, ts)
 	return v, err
 }
 

@@ -208,7 +208,7 @@ func (s *Server) routes(m *metrics.Metrics) {
 	handle("GET", "/v1/openapi.json", s.authenticated(serveOpenAPI))
 	handle("GET", "/v1/agents", s.authenticated(s.listAgents))
 	handle("GET", "/v1/agents/{agent}/tools", s.authenticated(s.listTools))
-	handle("POST", "/v1/agents/{agent}/tools/{tool}", jsonOnly(s.authenticated(s.call)))
+	handle("POST", "/v1/agents/{agent}/tools/{tool}", jsonOnly(s.call))
 	s.routeMCP(handle)
 	for _, path := range order {
 		methods := allowed[path]
@@ -258,22 +258,31 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // otherwise.
 func (s *Server) authenticated(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		id, err := s.auth.Authenticate(r)
-		if err != nil {
-			if diag.Has(err, diag.Unauthenticated) {
-				w.Header().Set("WWW-Authenticate", challenge(s.auth, err))
-				Error(w, http.StatusUnauthorized, err)
-				return
-			}
-			Error(w, http.StatusForbidden, err)
-			return
+		if ctx, ok := s.authenticate(w, r); ok {
+			h(w, r.WithContext(ctx))
 		}
-		ctx := heddle.WithCaller(r.Context(), id)
-		if l, ok := s.auth.(tokenLender); ok {
-			ctx = l.withToken(ctx, r)
-		}
-		h(w, r.WithContext(ctx))
 	}
+}
+
+// authenticate returns r's context with the caller serve.auth accepts
+// (and, for kind jwt, the caller's token) when it accepts one; otherwise
+// it answers 401 or 403 and reports false.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (context.Context, bool) {
+	id, err := s.auth.Authenticate(r)
+	if err != nil {
+		if diag.Has(err, diag.Unauthenticated) {
+			w.Header().Set("WWW-Authenticate", challenge(s.auth, err))
+			Error(w, http.StatusUnauthorized, err)
+			return nil, false
+		}
+		Error(w, http.StatusForbidden, err)
+		return nil, false
+	}
+	ctx := heddle.WithCaller(r.Context(), id)
+	if l, ok := s.auth.(tokenLender); ok {
+		ctx = l.withToken(ctx, r)
+	}
+	return ctx, true
 }
 
 // jsonOnly runs h for a request that says its body is JSON, and answers
@@ -367,10 +376,17 @@ func (s *Server) listTools(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, wire.Tools(tools))
 }
 
-// call runs one tool. The body is read before the call takes its place
-// among serve.limits.max_in_flight, so that a client that stalls its body
-// holds a connection (until serve.limits.read_timeout_ms), never a place.
+// call runs one tool, as the caller serve.auth accepts (authenticate). The
+// call's context, with the caller, is passed along rather than made the
+// request's, which would copy the request on every call. The body is read
+// before the call takes its place among serve.limits.max_in_flight, so
+// that a client that stalls its body holds a connection (until
+// serve.limits.read_timeout_ms), never a place.
 func (s *Server) call(w http.ResponseWriter, r *http.Request) {
+	ctx, ok := s.authenticate(w, r)
+	if !ok {
+		return
+	}
 	rt, done := s.gens.Acquire()
 	defer done()
 	ts, err := rt.Toolset(r.PathValue("agent"))
@@ -383,7 +399,7 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 		Error(w, status, err)
 		return
 	}
-	on, keep, err := s.callsOn(r, ts)
+	on, keep, err := s.callsOn(ctx, r, ts)
 	if err != nil {
 		Error(w, statusOfView(err), err)
 		return
@@ -392,12 +408,12 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.release()
-	res, err := on.Call(incomingTrace(r), r.PathValue("tool"), args)
+	res, err := on.Call(incomingTrace(ctx, r.Header), r.PathValue("tool"), args)
 	if err != nil {
 		s.runtimeError(w, r, err)
 		return
 	}
-	if err := keep(r.Context()); err != nil {
+	if err := keep(ctx); err != nil {
 		// The call ran; what it loaded could not be kept, and the caller
 		// must not believe it was.
 		Error(w, http.StatusServiceUnavailable, err)
@@ -416,11 +432,11 @@ type toolCaller interface {
 // (conversations.viewKeep). A request outside any conversation, to a
 // toolset none of whose grants defers its tools, runs on the toolset
 // itself: a view of its own would pass the call on to it unchanged.
-func (s *Server) callsOn(r *http.Request, ts *runtime.Toolset) (toolCaller, func(context.Context) error, error) {
+func (s *Server) callsOn(ctx context.Context, r *http.Request, ts *runtime.Toolset) (toolCaller, func(context.Context) error, error) {
 	if r.Header.Get(ConversationHeader) == "" && !ts.Deferred() {
 		return ts, noKeep, nil
 	}
-	return s.convs.viewKeep(r, ts)
+	return s.convs.viewKeep(ctx, r, ts)
 }
 
 // statusOfView is the status of a conversation that could not be found:

@@ -11,20 +11,20 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// incomingTrace is the context of a call with the W3C trace context its
-// request carries (traceparent, tracestate), so that the call's
+// incomingTrace is ctx, a call's context, with the W3C trace context its
+// request's headers h carry (traceparent, tracestate), so that the call's
 // execute_tool span continues the caller's trace. A request without one,
 // or with one that does not parse, starts a trace of its own. A request
 // the server traces (Options.TracerProvider) has its SERVER span in its
 // context already, the caller's as its parent: the call continues that.
-func incomingTrace(r *http.Request) context.Context {
+func incomingTrace(ctx context.Context, h http.Header) context.Context {
 	// Without traceparent, Extract returns the context it is given; asked
 	// for it by its lower-case name, it would first make the key's
 	// canonical form anew on every call.
-	if r.Header.Get("Traceparent") == "" || trace.SpanContextFromContext(r.Context()).IsValid() {
-		return r.Context()
+	if h.Get("Traceparent") == "" || trace.SpanContextFromContext(ctx).IsValid() {
+		return ctx
 	}
-	return propagation.TraceContext{}.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+	return propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(h))
 }
 
 // traced makes each request h answers a SERVER span of tp by OpenTelemetry's
