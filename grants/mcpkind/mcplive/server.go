@@ -22,6 +22,7 @@ import (
 	"github.com/heddlehq/heddle/grants/mcpkind"
 	"github.com/heddlehq/heddle/grants/mcpkind/internal/bodylimit"
 	"github.com/heddlehq/heddle/grants/mcpkind/internal/childproc"
+	"github.com/heddlehq/heddle/grants/mcpkind/internal/mcphttp"
 	"github.com/heddlehq/heddle/grants/mcpkind/internal/mcpstdio"
 	"github.com/heddlehq/heddle/grants/mcpkind/internal/sseconn"
 	"github.com/heddlehq/heddle/internal/resultcap"
@@ -68,6 +69,7 @@ type server struct {
 	sess       *mcp.ClientSession
 	cmd        *exec.Cmd
 	statuses   *statusWatch  // the HTTP statuses sess was answered with; nil for stdio
+	wire       *wireConn     // sess's connection, when heddle built its transport (not Kind.Dial's)
 	state      driver.State  // ready only with a session over which the tools were listed
 	since      time.Time     // when state last changed
 	code       diag.Code     // why the server is not ready
@@ -125,7 +127,7 @@ func (s *server) release() {
 		return
 	}
 	sess, cmd, attempt := s.sess, s.cmd, s.attempt
-	s.sess, s.cmd = nil, nil
+	s.sess, s.cmd, s.wire = nil, nil, nil
 	s.mu.Unlock()
 	closeSession(sess, cmd)
 	if attempt != nil {
@@ -175,13 +177,11 @@ func (s *server) transport() (mcp.Transport, *attempt) {
 		return &wireTransport{Transport: sseconn.NewTransport(&mcp.SSEClientTransport{Endpoint: s.spec.URL, HTTPClient: hc, MaxEventSize: bodylimit.EventSize(limit)}), hints: &s.hints}, at
 	}
 	at.cut = newHandshakeCut()
-	hc := s.httpClient(at, limit)
-	hc.Transport = &wireHTTP{next: hc.Transport, hints: &s.hints}
-	t := &mcp.StreamableClientTransport{Endpoint: s.spec.URL, HTTPClient: hc, MaxRetries: 3, MaxEventSize: bodylimit.EventSize(limit)}
-	if o, ok := s.strat.(authlive.OAuthStrategy); ok {
-		t.OAuthHandler = o.OAuthHandler() // go-sdk sets the token; on 401/403 one Authorize, one retry
+	o := mcphttp.Options{Endpoint: s.spec.URL, Client: s.httpClient(at, limit), MaxRetries: 3, MaxEventBytes: bodylimit.EventSize(limit)}
+	if oa, ok := s.strat.(authlive.OAuthStrategy); ok {
+		o.OAuth = oa.OAuthHandler() // the transport sets the token; on 401/403 one Authorize, one retry
 	}
-	return t, at
+	return &wireTransport{Transport: mcphttp.NewTransport(o), hints: &s.hints}, at
 }
 
 // httpClient is the HTTP client of one connection attempt: the server's
@@ -268,7 +268,7 @@ func (s *server) connect(ctx context.Context) error {
 		return err
 	}
 	old, oldCmd := s.sess, s.cmd
-	s.sess, s.cmd, s.statuses = sess, cmd, at.status
+	s.sess, s.cmd, s.statuses, s.wire = sess, cmd, at.status, at.wire
 	s.wg.Add(1)
 	s.mu.Unlock()
 	closeSession(old, oldCmd)
@@ -300,6 +300,9 @@ func (s *server) dial(ctx context.Context) (_ *mcp.ClientSession, _ *exec.Cmd, _
 	if err != nil {
 		childproc.KillGroup(at.cmd)
 		return nil, nil, at, s.connectError(ctx, err, at)
+	}
+	if wt, ok := t.(*wireTransport); ok {
+		at.wire = wt.conn
 	}
 	return sess, at.cmd, at, nil
 }
@@ -376,7 +379,7 @@ func (s *server) broken(sess *mcp.ClientSession, err error) {
 		return
 	}
 	cmd := s.cmd
-	s.sess, s.cmd, s.statuses = nil, nil, nil
+	s.sess, s.cmd, s.statuses, s.wire = nil, nil, nil, nil
 	s.setDown(diag.Wrap(diag.MCPServerUnreachable, err, "server %s lost its connection; reconnecting", s.name), err)
 	s.mu.Unlock()
 	s.log.Warn("server connection lost", "server", s.name, "code", diag.MCPServerUnreachable)
