@@ -39,6 +39,7 @@ type attempt struct {
 	mark    childproc.Mark // stdio: where the child's stderr begins
 	status  *statusWatch   // http, sse: the error statuses the server answered
 	cut     *handshakeCut  // http, sse: ends the handshake's requests at its deadline
+	wire    *wireConn      // the connection made, when heddle built the transport
 }
 
 // reaped closes the attempt's stdio connection, again when the SDK already

@@ -295,7 +295,7 @@ func (m *source) send(ctx context.Context, t *mcp.Tool, params *mcp.CallToolPara
 		if err != nil {
 			return nil, err
 		}
-		res, err := sess.CallTool(ctx, params)
+		res, err := m.srv.callTool(ctx, sess, params)
 		if err == nil {
 			return res, nil
 		}
