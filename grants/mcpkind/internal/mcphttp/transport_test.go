@@ -1,0 +1,210 @@
+package mcphttp
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/heddlehq/heddle/internal/testmcp"
+)
+
+// recorder records the method, the MCP headers and the JSON-RPC method of
+// each request it sends.
+type recorder struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	reqs []seen
+}
+
+type seen struct {
+	method, session, version, mcpMethod, mcpName string
+}
+
+func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	r.mu.Lock()
+	r.reqs = append(r.reqs, seen{req.Method, req.Header.Get(hdrSession), req.Header.Get(hdrVersion), req.Header.Get(hdrMethod), req.Header.Get(hdrName)})
+	r.mu.Unlock()
+	return r.next.RoundTrip(req)
+}
+
+func (r *recorder) all() []seen {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.reqs)
+}
+
+// TestTransport drives go-sdk's client over the transport against go-sdk's
+// server (internal/testmcp), at both revisions, answered with event
+// streams and with JSON: the handshake, a listing, a call, a list_changed
+// notification (over the standalone stream at 2025-11-25, over
+// subscriptions/listen at 2026-07-28), the headers each revision's
+// requests carry, and the DELETE that ends a session.
+func TestTransport(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		opts      testmcp.Options
+		version   string
+		sessioned bool
+	}{
+		{"2025-11-25/events", testmcp.Options{}, "2025-11-25", true},
+		{"2025-11-25/json", testmcp.Options{JSONResponse: true}, "2025-11-25", true},
+		{"2026-07-28/events", testmcp.Options{Stateless: true}, "2026-07-28", false},
+		{"2026-07-28/json", testmcp.Options{Stateless: true, JSONResponse: true}, "2026-07-28", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := httptest.NewServer(testmcp.Handler(&tc.opts))
+			defer ts.Close()
+			rec := &recorder{next: http.DefaultTransport}
+			changed := make(chan struct{}, 8)
+			client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+				ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+			})
+			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+			defer cancel()
+			tr := NewTransport(Options{Endpoint: ts.URL + testmcp.StreamablePath, Client: &http.Client{Transport: rec}})
+			cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: tc.version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cs.InitializeResult().ProtocolVersion; got != tc.version {
+				t.Errorf("negotiated %s, want %s", got, tc.version)
+			}
+			if (cs.ID() != "") != tc.sessioned {
+				t.Errorf("session id %q; want one: %v", cs.ID(), tc.sessioned)
+			}
+			tools, err := cs.ListTools(ctx, nil)
+			if err != nil || len(tools.Tools) == 0 {
+				t.Fatalf("listing: %v, %v", tools, err)
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello"}})
+			if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "hello" {
+				t.Fatalf("echo: %+v, %v", res, err)
+			}
+			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "add_tool", Arguments: map[string]any{"name": "fresh"}}); err != nil {
+				t.Fatal(err)
+			}
+			if !tc.opts.JSONResponse || tc.sessioned { // a JSON answer has no stream for a notification, but the standalone stream does
+				select {
+				case <-changed:
+				case <-ctx.Done():
+					t.Fatal("no notifications/tools/list_changed")
+				}
+			}
+			if err := cs.Close(); err != nil {
+				t.Fatal(err)
+			}
+			reqs := rec.all()
+			var calls, deletes, gets int
+			for _, r := range reqs {
+				switch r.method {
+				case http.MethodDelete:
+					deletes++
+				case http.MethodGet:
+					gets++
+				}
+				if r.mcpMethod == "tools/call" {
+					calls++
+					if r.mcpName != "echo" && r.mcpName != "add_tool" {
+						t.Errorf("tools/call with Mcp-Name %q", r.mcpName)
+					}
+				}
+				if tc.sessioned && r.mcpMethod != "" {
+					t.Errorf("a request of 2025-11-25 carried Mcp-Method %q", r.mcpMethod)
+				}
+				if !tc.sessioned && r.session != "" {
+					t.Errorf("a request of 2026-07-28 carried a session: %+v", r)
+				}
+			}
+			if tc.sessioned {
+				if deletes != 1 || gets != 1 {
+					t.Errorf("%d DELETEs and %d GETs, want 1 and 1: %+v", deletes, gets, reqs)
+				}
+				for _, r := range reqs[1:] { // all but initialize
+					if r.session == "" || r.version != "2025-11-25" {
+						t.Errorf("a request after initialize without the session or version: %+v", r)
+					}
+				}
+			} else {
+				if deletes != 0 || gets != 0 || calls != 2 {
+					t.Errorf("%d DELETEs, %d GETs and %d tools/call with Mcp-Method; want 0, 0 and 2: %+v", deletes, gets, calls, reqs)
+				}
+				for _, r := range reqs {
+					if r.version != "2026-07-28" {
+						t.Errorf("a request without version 2026-07-28: %+v", r)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestStatuses: a transient error status (503), or one whose body holds a
+// JSON-RPC error (400), answers the request it refuses without ending the
+// connection, and the JSON-RPC error reaches the caller.
+func TestStatuses(t *testing.T) {
+	inner := testmcp.Handler(&testmcp.Options{})
+	var mu sync.Mutex
+	answer := 0 // the status the next tools/call gets; 0 passes it on
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		code := answer
+		mu.Unlock()
+		if code != 0 && r.Method == http.MethodPost && r.ContentLength > 0 {
+			body := make([]byte, r.ContentLength)
+			_, _ = r.Body.Read(body)
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(body, &m) == nil && m.Method == "tools/call" {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(code)
+				_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32000,"message":"busy here"}}`))
+				return
+			}
+			r.Body = readCloser{strings.NewReader(string(body))}
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, NewTransport(Options{Endpoint: ts.URL + testmcp.StreamablePath}), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	echo := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}
+	for _, code := range []int{http.StatusServiceUnavailable, http.StatusBadRequest} {
+		mu.Lock()
+		answer = code
+		mu.Unlock()
+		_, err := cs.CallTool(ctx, echo)
+		want := "busy here" // the server's JSON-RPC error
+		if code == http.StatusServiceUnavailable {
+			want = "Service Unavailable" // transient: go-sdk's client reads no body of it either
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("HTTP %d: %v; want an error with %q", code, err, want)
+		}
+		mu.Lock()
+		answer = 0
+		mu.Unlock()
+		if _, err := cs.CallTool(ctx, echo); err != nil {
+			t.Errorf("after HTTP %d the connection failed: %v", code, err)
+		}
+	}
+}
+
+type readCloser struct{ *strings.Reader }
+
+func (readCloser) Close() error { return nil }
