@@ -147,14 +147,18 @@ func reportSides(b *testing.B, samples map[string][]sample) {
 }
 
 // cpuCalls is how many calls a side of BenchmarkInvokeCPU makes a round,
-// by callers: about a tenth of a second.
-var cpuCalls = map[int]int{1: 500, 64: 2048}
+// by callers: about a tenth of a second on two vCPUs, so that a run has
+// rounds enough for its medians.
+var cpuCalls = map[int]int{1: 400, 64: 1024}
 
 // BenchmarkInvokeCPU measures what heddle's front door costs the worker's
 // CPU per call, against a minimal net/http front door (startMinimal) of
 // the same runtime, calling the same toolset, with each serve.auth kind,
 // the tool the use case that answers its argument (a few µs of CPU, so
-// that the front door is nearly all of a call). Each round, the load
+// that the front door is nearly all of a call). Both doors are sent the
+// same requests: the kind's credential, which the minimal door does not
+// read, and the identity headers, which it does (a JWT's few hundred bytes
+// cost net/http's parsing whichever door it reaches). Each round, the load
 // client makes a batch of calls through each door, in an order drawn at
 // random, with 1 or 64 callers; the worker's CPU time is this process's
 // over each batch. It reports each door's medians (heddle-cpu-µs/call,
@@ -176,6 +180,10 @@ func BenchmarkInvokeCPU(b *testing.B) {
 				jobs := fs.jobs(bt, callers)
 				heddleJob, minimalJob := jobs[auth], jobs["minimal"]
 				minimalJob.URL = minimal[auth] + "/" + bt.agent + "/" + bt.tool
+				// The same request as heddle's door gets, with the
+				// identity headers the minimal door reads.
+				minimalJob.Header = heddleJob.Header.Clone()
+				fs.creds[benchAuths[0]](minimalJob.Header)
 				for _, j := range []*loadJob{&heddleJob, &minimalJob} {
 					j.Calls, j.Warmup = cpuCalls[callers], 2*callers
 				}
