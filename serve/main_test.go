@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
@@ -138,7 +139,12 @@ func startFrontWith(t testing.TB, api string, agents map[string]string, opts ser
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- s.Serve(ln) }()
+	// The server's goroutines carry the label door=heddle in CPU profiles
+	// (go tool pprof -tagfocus door=heddle), beside the benchmarks'
+	// minimal door's door=minimal.
+	pprof.Do(context.Background(), pprof.Labels("door", "heddle"), func(context.Context) {
+		go func() { done <- s.Serve(ln) }()
+	})
 	tr := &http.Transport{MaxIdleConnsPerHost: 256}
 	f := &front{t: t, url: "http://" + ln.Addr().String(), addr: ln.Addr().String(), rt: rt, s: s, client: &http.Client{Transport: tr, Timeout: 30 * time.Second}}
 	t.Cleanup(func() {
