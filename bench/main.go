@@ -58,7 +58,7 @@ type settings struct {
 // defaultConfig is a full run: about ten minutes on two shared vCPUs.
 func defaultConfig() settings {
 	return settings{
-		rounds: 5, calls: 2000, freshCalls: 200, sleepMS: 20, sleepCalls: 5,
+		rounds: 5, calls: 2000, freshCalls: 200, sleepMS: 20, sleepCalls: 10,
 		callers:        []int{1, 8, 64},
 		transports:     []string{"stdio", "http", "http-json"},
 		startupServers: []int{1, 10, 50},

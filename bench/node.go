@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,6 +32,7 @@ type nodeWorker struct {
 
 	node, sdk string // their versions
 	protocol  string // the protocol version the SDK asks for
+	warnings  *warningCounter
 }
 
 // startNode starts node on script with the GC exposed (held-session
@@ -38,7 +40,8 @@ type nodeWorker struct {
 func startNode(script string) (*nodeWorker, error) {
 	cmd := exec.Command("node", "--expose-gc", filepath.Base(script))
 	cmd.Dir = filepath.Dir(script)
-	cmd.Stderr = os.Stderr
+	warnings := &warningCounter{out: os.Stderr}
+	cmd.Stderr = warnings
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -50,7 +53,7 @@ func startNode(script string) (*nodeWorker, error) {
 	if err := startGroup(cmd); err != nil {
 		return nil, err
 	}
-	w := &nodeWorker{cmd: cmd, stdin: stdin, lines: make(chan []byte, 1), exited: make(chan struct{})}
+	w := &nodeWorker{cmd: cmd, stdin: stdin, lines: make(chan []byte, 1), exited: make(chan struct{}), warnings: warnings}
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(make([]byte, 64<<10), 16<<20)
@@ -186,4 +189,48 @@ func (c *nodeClient) turn(ctx context.Context, l load) (sample, error) {
 
 func (c *nodeClient) close() error {
 	return c.w.do(context.Background(), 30*time.Second, map[string]any{"op": "close", "client": c.id}, &struct{}{})
+}
+
+// listenerWarning is the warning node prints each time one more listener is
+// added to an event target past its limit (1,500 for an AbortSignal). The
+// TypeScript SDK's Streamable HTTP client hands its transport's AbortSignal
+// to every fetch; node's fetch (undici) adds an abort listener to it for each
+// request and removes it only when the request is garbage-collected, so that
+// with many calls between collections node prints this once a call.
+const listenerWarning = "MaxListenersExceededWarning"
+
+// warningCounter passes node's stderr on to out, but counts the lines of
+// listenerWarning rather than passing thousands of them on; the legend
+// says how many there were.
+type warningCounter struct {
+	mu      sync.Mutex
+	out     io.Writer
+	partial []byte
+	count   int
+}
+
+func (w *warningCounter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.partial = append(w.partial, p...)
+	for {
+		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		line := w.partial[:i+1]
+		if bytes.Contains(line, []byte(listenerWarning)) {
+			w.count++
+		} else {
+			_, _ = w.out.Write(line)
+		}
+		w.partial = w.partial[i+1:]
+	}
+}
+
+// listenerWarnings is how many listenerWarning lines node has printed.
+func (w *warningCounter) listenerWarnings() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.count
 }

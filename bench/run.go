@@ -296,6 +296,9 @@ func legend(cfg settings, node *nodeWorker, protocols []string, seed uint64, loa
 	if node != nil {
 		ts = fmt.Sprintf("@modelcontextprotocol/sdk %s on node %s", node.sdk, node.node)
 		protocols = append(protocols, "ts-sdk "+node.protocol+" (the only version it asks for)")
+		if n := node.warnings.listenerWarnings(); n > 0 {
+			ts += fmt.Sprintf(", which printed %s %s lines (node's fetch adds an abort listener to the HTTP transport's one AbortSignal for every request and removes it when the request is collected; past 1,500 at once node warns on every call, and the printing is in the SDK's numbers)", fmtCount(float64(n)), listenerWarning)
+		}
 	}
 	return fmt.Sprintf(`Each number is the median over %d rounds (start-up and held sessions: %d); in each round every client takes one turn, in a random order. In parentheses: the ratio to raw go-sdk's median in the same scenario, transport and callers (calls/s: higher is better; the others: lower is better).
 
