@@ -9,18 +9,20 @@ import (
 	"sync/atomic"
 )
 
-// A handshake over HTTP must end at its deadline, and go-sdk's does not
-// always: it opens the standalone event stream from inside Connect and
-// waits for its answer under the connection's own context, not Connect's,
-// and tears a failed handshake down with a DELETE that has a fixed 5 s of
-// its own. A server that holds either request (or a strategy that hangs
-// while asked for their credentials) would hold start-up past its budget,
-// the GET forever. So the requests of an attempt that is still shaking
-// hands are cut when its deadline passes: those in flight fail, and those
-// that follow fail at once. The GET of the standalone stream is the one
-// exception: go-sdk retries it with backoff (seconds) whatever the error,
-// so a cut GET is answered 405 Method Not Allowed, which go-sdk takes for
-// a server that offers no such stream, and stops.
+// A handshake over HTTP must end at its deadline, and the transports' own
+// requests do not always: the Streamable HTTP transport (mcphttp, as
+// go-sdk's) opens the standalone event stream as the handshake ends and
+// waits for its headers under the connection's own context, not Connect's
+// — so that what a server sends once the handshake is over finds the
+// stream open — and tears a failed handshake down with a DELETE that has a
+// fixed 5 s of its own. A server that holds either request (or a strategy
+// that hangs while asked for their credentials) would hold start-up past
+// its budget, the GET forever. So the requests of an attempt that is still
+// shaking hands are cut when its deadline passes: those in flight fail,
+// and those that follow fail at once. The GET of the standalone stream is
+// the one exception: the transport retries it with backoff (seconds)
+// whatever the error, so a cut GET is answered 405 Method Not Allowed,
+// which it takes for a server that offers no such stream, and stops.
 
 // errCut is why a request of a handshake that ran out of time failed.
 var errCut = errors.New("the connection attempt ran out of time")

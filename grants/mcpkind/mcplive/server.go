@@ -186,11 +186,11 @@ func (s *server) transport() (mcp.Transport, *attempt) {
 
 // httpClient is the HTTP client of one connection attempt: the server's
 // transport, its strategy's credentials, its headers: map (outside the
-// strategy), a watch on the statuses it answers, the bound of what go-sdk
-// reads of each answer (bodylimit: go-sdk's clients read a body whole; the
-// bound hands them one that holds no message over limit, and refuses the
-// call such a message answers), and, outermost, the cut of the handshake's
-// requests at its deadline (cut.go).
+// strategy), a watch on the statuses it answers, the bound of what the
+// transport reads of each answer (bodylimit: it hands the transport — heddle's
+// Streamable HTTP one, go-sdk's legacy SSE one — a body that holds no message
+// over limit, and refuses the call such a message answers), and, outermost,
+// the cut of the handshake's requests at its deadline (cut.go).
 func (s *server) httpClient(at *attempt, limit int) *http.Client {
 	var rt http.RoundTripper = s.httpT
 	if s.inst.env.HTTPTransport != nil {

@@ -1,10 +1,10 @@
-// Package bodylimit bounds what go-sdk's HTTP clients read of an MCP
-// server's answers, from the http.RoundTripper they are given. heddle does
-// not own go-sdk's Streamable HTTP and SSE clients, and they read what they
-// are sent whole — go-sdk reads a JSON answer with io.ReadAll, and an event
-// up to its MaxEventSize, 16 MiB by default, past which it ends the session
-// — but every body they read comes to them through the RoundTripper, which
-// can hand them a bounded one. A message over the limit is never handed on:
+// Package bodylimit bounds what MCP HTTP clients read of a server's
+// answers, from the http.RoundTripper they are given: heddle's Streamable
+// HTTP transport (mcphttp) and go-sdk's legacy SSE client, which heddle does
+// not own. Both read what they are sent whole — a JSON answer to its end,
+// and an event up to a bound (MaxEventSize, MaxEventBytes: 16 MiB by
+// default) past which they end the session — but every body they read comes
+// to them through the RoundTripper, which can hand them a bounded one. A message over the limit is never handed on:
 // the call it answers gets msglimit's refusal, and the session goes on.
 //
 // go-sdk reads an answer in one of three ways, and Transport bounds each:
