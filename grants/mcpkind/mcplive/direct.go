@@ -9,6 +9,7 @@ import (
 	"maps"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -166,6 +167,10 @@ func (w *wireConn) callTool(ctx context.Context, params *mcp.CallToolParams, new
 	if err := w.Connection.Write(ctx, &jsonrpc.Request{ID: id, Method: "tools/call", Params: body}); err != nil {
 		drop()
 		if ctx.Err() != nil {
+			// The request may have reached the server (over HTTP, Write
+			// waits for the answer's headers, which a server may hold
+			// until the result).
+			w.cancel(ctx, id)
 			return nil, true, ctx.Err()
 		}
 		return nil, true, err
@@ -182,19 +187,24 @@ func (w *wireConn) callTool(ctx context.Context, params *mcp.CallToolParams, new
 		return res, true, nil
 	case <-ctx.Done():
 		drop()
-		// Best effort, off the caller's path, as go-sdk's session does.
-		go func() {
-			nctx, stop := context.WithTimeout(context.WithoutCancel(ctx), cancelNotifyTimeout)
-			defer stop()
-			params, _ := json.Marshal(&mcp.CancelledParams{Reason: ctx.Err().Error(), RequestID: id.Raw()})
-			_ = w.Connection.Write(nctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: params})
-		}()
+		w.cancel(ctx, id)
 		return nil, true, ctx.Err()
 	}
 }
 
+// cancel tells the server that the call id's caller gave up, as go-sdk's
+// session does: best effort, off the caller's path.
+func (w *wireConn) cancel(ctx context.Context, id jsonrpc.ID) {
+	go func() {
+		nctx, stop := context.WithTimeout(context.WithoutCancel(ctx), cancelNotifyTimeout)
+		defer stop()
+		params, _ := json.Marshal(&mcp.CancelledParams{Reason: ctx.Err().Error(), RequestID: id.Raw()})
+		_ = w.Connection.Write(nctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: params})
+	}()
+}
+
 // cancelNotifyTimeout bounds the sending of notifications/cancelled.
-const cancelNotifyTimeout = 5e9
+const cancelNotifyTimeout = 5 * time.Second
 
 // wireResult is a tools/call result as go-sdk's CallToolResult reads one:
 // the result's own members, its content blocks in go-sdk's wire form of a
