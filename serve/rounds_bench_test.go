@@ -130,7 +130,9 @@ func pairedMedian(a, b []sample, f func(sample) float64) float64 {
 // reportSides reports, for each side, the medians of its throughput and of
 // what a call cost the worker (CPU time, bytes, allocations) and the load
 // client (CPU time, for the sides over HTTP), as SIDE-METRIC. ns/op (a
-// round) is not reported: it means nothing here.
+// round) is not reported: it means nothing here; with -benchmem, B/op and
+// allocs/op are a round's, every side's together, the benchmark's process
+// (the worker) alone.
 func reportSides(b *testing.B, samples map[string][]sample) {
 	b.ReportMetric(0, "ns/op")
 	for _, side := range slices.Sorted(maps.Keys(samples)) {
