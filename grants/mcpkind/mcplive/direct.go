@@ -145,6 +145,9 @@ func (w *wireConn) callTool(ctx context.Context, params *mcp.CallToolParams, new
 	if err != nil {
 		return nil, true, fmt.Errorf("calling %q: %w", "tools/call", err)
 	}
+	if dc, ok := w.Connection.(directCaller); ok {
+		return w.callOn(ctx, dc, body)
+	}
 	ch := make(chan *jsonrpc.Response, 1)
 	c.mu.Lock()
 	if c.readErr != nil {
@@ -190,6 +193,37 @@ func (w *wireConn) callTool(ctx context.Context, params *mcp.CallToolParams, new
 		w.cancel(ctx, id)
 		return nil, true, ctx.Err()
 	}
+}
+
+// directCaller is a connection that reads a request's answer on the
+// calling goroutine (mcphttp's): the response comes straight back, not
+// through Read and go-sdk's reading goroutine.
+type directCaller interface {
+	Call(ctx context.Context, req *jsonrpc.Request) (*jsonrpc.Response, error)
+}
+
+// callOn makes the call with body on dc.
+func (w *wireConn) callOn(ctx context.Context, dc directCaller, body json.RawMessage) (*mcp.CallToolResult, bool, error) {
+	c := &w.calls
+	c.mu.Lock()
+	c.next++
+	id, _ := jsonrpc.MakeID(callPrefix + strconv.FormatUint(c.next, 10))
+	c.mu.Unlock()
+	resp, err := dc.Call(ctx, &jsonrpc.Request{ID: id, Method: "tools/call", Params: body})
+	switch {
+	case ctx.Err() != nil:
+		w.cancel(ctx, id)
+		return nil, true, ctx.Err()
+	case err != nil:
+		return nil, true, err
+	case resp.Error != nil:
+		return nil, true, fmt.Errorf("calling %q: %w", "tools/call", resp.Error)
+	}
+	res, err := decodeResult(resp.Result)
+	if err != nil {
+		return nil, true, fmt.Errorf("calling %q: %w", "tools/call", err)
+	}
+	return res, true, nil
 }
 
 // cancel tells the server that the call id's caller gave up, as go-sdk's

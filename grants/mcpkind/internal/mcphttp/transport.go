@@ -267,16 +267,67 @@ func describe(msg jsonrpc.Message) (request, error) {
 
 // Write sends msg in a POST, and starts reading what answers it.
 func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	if err := c.failure(); err != nil {
+	r, resp, err := c.send(ctx, msg)
+	if err != nil || resp == nil {
 		return err
+	}
+	switch mediaType(resp.Header.Get("Content-Type")) {
+	case "application/json":
+		go c.readJSON(resp, r.summary, r.method == "tools/list", nil)
+	default: // an event stream (send refuses any other answer)
+		go c.follow(ctx, resp, r.summary, r.call, r.method == "tools/list", nil)
+	}
+	return nil
+}
+
+// Call sends req, a request with an id, and returns its response, reading
+// the answer on the calling goroutine rather than handing it to Read; what
+// else the answer holds (the server's requests and notifications) goes to
+// Read. An error is what Write would have returned, or the answer's end
+// without a response (the connection failed, or the caller gave up).
+func (c *conn) Call(ctx context.Context, req *jsonrpc.Request) (*jsonrpc.Response, error) {
+	r, resp, err := c.send(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	var got *jsonrpc.Response
+	take := func(m *jsonrpc.Response) {
+		if m.ID == req.ID {
+			got = m
+		} else {
+			c.deliver(m, false) // a JSON answer for another request: go-sdk's
+		}
+	}
+	switch mediaType(resp.Header.Get("Content-Type")) {
+	case "application/json":
+		c.readJSON(resp, r.summary, false, take)
+	default:
+		c.follow(ctx, resp, r.summary, r.call, false, take)
+	}
+	switch {
+	case got != nil:
+		return got, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case c.failure() != nil:
+		return nil, c.failure()
+	}
+	return nil, fmt.Errorf("%s: %w", r.summary, errNoResponse)
+}
+
+// send sends msg in a POST and returns the answer's response to read, nil
+// when the message expects none (its answer is read and closed here).
+func (c *conn) send(ctx context.Context, msg jsonrpc.Message) (request, *http.Response, error) {
+	if err := c.failure(); err != nil {
+		return request{}, nil, err
 	}
 	r, err := describe(msg)
 	if err != nil {
-		return err
+		return r, nil, err
 	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
-		return fmt.Errorf("%s: %v", r.summary, err)
+		return r, nil, fmt.Errorf("%s: %v", r.summary, err)
 	}
 	if r.call != nil && (r.method == "initialize" || r.method == "server/discover") {
 		c.mu.Lock()
@@ -286,7 +337,7 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 
 	req, resp, err := c.post(ctx, &r, data)
 	if err != nil {
-		return err
+		return r, nil, err
 	}
 	if (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) && c.o.OAuth != nil {
 		if err := c.o.OAuth.Authorize(ctx, req, resp); err != nil {
@@ -295,10 +346,10 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			if ctx.Err() != nil {
 				c.fail(fmt.Errorf("%s: authorization cancelled: %w", r.summary, err))
 			}
-			return fmt.Errorf("%s: %w: %w", r.summary, errRejected, err)
+			return r, nil, fmt.Errorf("%s: %w: %w", r.summary, errRejected, err)
 		}
 		if _, resp, err = c.post(ctx, &r, data); err != nil {
-			return err
+			return r, nil, err
 		}
 	}
 	if err := c.check(resp, r.summary); err != nil {
@@ -311,7 +362,7 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		} else if !errors.Is(err, errRejected) {
 			c.fail(err)
 		}
-		return err
+		return r, nil, err
 	}
 	if id := resp.Header.Get(hdrSession); id != "" {
 		c.mu.Lock()
@@ -322,7 +373,7 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		c.mu.Unlock()
 		if had != "" && had != id {
 			resp.Body.Close()
-			return fmt.Errorf("mismatching session IDs %q and %q", had, id)
+			return r, nil, fmt.Errorf("mismatching session IDs %q and %q", had, id)
 		}
 	}
 
@@ -331,18 +382,14 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		if r.method == "notifications/initialized" {
 			c.startStream()
 		}
-		return nil
+		return r, nil, nil
 	}
 	switch mediaType(resp.Header.Get("Content-Type")) {
-	case "application/json":
-		go c.readJSON(resp, r.summary, r.method == "tools/list")
-	case "text/event-stream":
-		go c.readAnswer(ctx, resp, &r)
-	default:
-		resp.Body.Close()
-		return fmt.Errorf("%s: unsupported content type %q", r.summary, resp.Header.Get("Content-Type"))
+	case "application/json", "text/event-stream":
+		return r, resp, nil
 	}
-	return nil
+	resp.Body.Close()
+	return r, nil, fmt.Errorf("%s: unsupported content type %q", r.summary, resp.Header.Get("Content-Type"))
 }
 
 // post sends data. An error means it was not sent (or no answer came):
@@ -475,8 +522,9 @@ func transient(code int) bool {
 	return false
 }
 
-// readJSON reads a JSON answer.
-func (c *conn) readJSON(resp *http.Response, summary string, listing bool) {
+// readJSON reads a JSON answer. take, if not nil, is given the response
+// in place of Read.
+func (c *conn) readJSON(resp *http.Response, summary string, listing bool, take func(*jsonrpc.Response)) {
 	b := getBuffer()
 	defer putBuffer(b)
 	_, err := b.ReadFrom(resp.Body)
@@ -490,13 +538,11 @@ func (c *conn) readJSON(resp *http.Response, summary string, listing bool) {
 		c.fail(fmt.Errorf("%s: failed to decode response: %v", summary, err))
 		return
 	}
+	if r, ok := msg.(*jsonrpc.Response); ok && take != nil {
+		take(r)
+		return
+	}
 	c.deliver(msg, listing)
-}
-
-// readAnswer reads the event stream that answers r's call until it holds
-// the call's response, resuming it from its last event when it breaks off.
-func (c *conn) readAnswer(ctx context.Context, resp *http.Response, r *request) {
-	c.follow(ctx, resp, r.summary, r.call, r.method == "tools/list")
 }
 
 // startStream opens the standalone event stream of 2025-11-25, once, and
@@ -531,17 +577,18 @@ func (c *conn) startStream() {
 		c.fail(err)
 		return
 	}
-	go c.follow(c.ctx, resp, summary, nil, false)
+	go c.follow(c.ctx, resp, summary, nil, false, nil)
 }
 
 // follow reads a stream, and opens it again from its last event when it
 // breaks off, as long as that makes progress. call is the request a POST's
-// stream answers, nil for the standalone stream.
-func (c *conn) follow(ctx context.Context, resp *http.Response, summary string, call *jsonrpc.Request, listing bool) {
+// stream answers, nil for the standalone stream; take, if not nil, is given
+// call's response in place of Read.
+func (c *conn) follow(ctx context.Context, resp *http.Response, summary string, call *jsonrpc.Request, listing bool, take func(*jsonrpc.Response)) {
 	var prev string
 	tries := 0
 	for {
-		last, delay, over := c.readStream(ctx, resp, summary, call, listing)
+		last, delay, over := c.readStream(ctx, resp, summary, call, listing, take)
 		if over || last == "" && call != nil {
 			return
 		}
@@ -572,7 +619,7 @@ func (c *conn) follow(ctx context.Context, resp *http.Response, summary string, 
 // returns the last event id and the delay the server asked for before a
 // reconnection, and over when nothing is left to read: the call was
 // answered, the reader gave up or the connection failed.
-func (c *conn) readStream(ctx context.Context, resp *http.Response, summary string, call *jsonrpc.Request, listing bool) (last string, delay time.Duration, over bool) {
+func (c *conn) readStream(ctx context.Context, resp *http.Response, summary string, call *jsonrpc.Request, listing bool, take func(*jsonrpc.Response)) (last string, delay time.Duration, over bool) {
 	ev := newEvents(resp.Body, c.o.MaxEventBytes)
 	defer func() {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
@@ -605,16 +652,26 @@ func (c *conn) readStream(ctx context.Context, resp *http.Response, summary stri
 			c.fail(fmt.Errorf("%s: failed to decode event: %v", summary, err))
 			return "", 0, true
 		}
+		r, ok := msg.(*jsonrpc.Response)
+		if ok && call != nil && r.ID == call.ID && take != nil {
+			take(r)
+			return "", 0, true
+		}
 		if !c.deliver(msg, listing) {
 			return "", 0, true
 		}
-		if r, ok := msg.(*jsonrpc.Response); ok && call != nil && r.ID == call.ID {
+		if ok && call != nil && r.ID == call.ID {
 			return "", 0, true
 		}
 	}
 	if last == "" && call != nil {
 		// Nothing to resume from: the call gets its answer from here.
-		c.deliver(&jsonrpc.Response{ID: call.ID, Error: errNoResponse}, false)
+		end := &jsonrpc.Response{ID: call.ID, Error: errNoResponse}
+		if take != nil {
+			take(end)
+		} else {
+			c.deliver(end, false)
+		}
 	}
 	return last, delay, false
 }

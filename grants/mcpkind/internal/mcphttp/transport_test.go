@@ -3,6 +3,7 @@ package mcphttp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/heddlehq/heddle/internal/testmcp"
@@ -208,3 +210,68 @@ func TestStatuses(t *testing.T) {
 type readCloser struct{ *strings.Reader }
 
 func (readCloser) Close() error { return nil }
+
+// capture is a transport that keeps the connection it made.
+type capture struct {
+	mcp.Transport
+	conn *conn
+}
+
+func (c *capture) Connect(ctx context.Context) (mcp.Connection, error) {
+	made, err := c.Transport.Connect(ctx)
+	if err == nil {
+		c.conn = made.(*conn)
+	}
+	return made, err
+}
+
+// TestCall: Call reads a call's answer on the calling goroutine, at both
+// revisions and with both kinds of answer, while the session goes on
+// through go-sdk; a caller who gives up gets its context's error.
+func TestCall(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		opts    testmcp.Options
+		version string
+	}{
+		{"2025-11-25/events", testmcp.Options{HangOnCall: []string{"fail"}}, "2025-11-25"},
+		{"2025-11-25/json", testmcp.Options{HangOnCall: []string{"fail"}, JSONResponse: true}, "2025-11-25"},
+		{"2026-07-28/events", testmcp.Options{HangOnCall: []string{"fail"}, Stateless: true}, "2026-07-28"},
+		{"2026-07-28/json", testmcp.Options{HangOnCall: []string{"fail"}, Stateless: true, JSONResponse: true}, "2026-07-28"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := httptest.NewServer(testmcp.Handler(&tc.opts))
+			defer ts.Close()
+			tr := &capture{Transport: NewTransport(Options{Endpoint: ts.URL + testmcp.StreamablePath})}
+			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+			defer cancel()
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: tc.version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			meta := ""
+			if tc.version == "2026-07-28" {
+				meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"test","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}},`
+			}
+			id, _ := jsonrpc.MakeID("mine-1")
+			resp, err := tr.conn.Call(ctx, &jsonrpc.Request{ID: id, Method: "tools/call", Params: json.RawMessage(`{` + meta + `"name":"echo","arguments":{"text":"direct"}}`)})
+			if err != nil || resp.Error != nil || !strings.Contains(string(resp.Result), `"direct"`) {
+				t.Fatalf("Call: %+v, %v", resp, err)
+			}
+			if _, err := cs.ListTools(ctx, nil); err != nil {
+				t.Fatalf("the session after a Call: %v", err)
+			}
+			short, stop := context.WithTimeout(ctx, 200*time.Millisecond)
+			defer stop()
+			id2, _ := jsonrpc.MakeID("mine-2")
+			if _, err := tr.conn.Call(short, &jsonrpc.Request{ID: id2, Method: "tools/call", Params: json.RawMessage(`{` + meta + `"name":"fail","arguments":{}}`)}); !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("a hung call: %v, want the deadline", err)
+			}
+			// As heddle does for a caller who gave up: the server's handler ends.
+			if err := tr.conn.Write(ctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: json.RawMessage(`{"requestId":"mine-2","reason":"gave up"}`)}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
