@@ -151,10 +151,9 @@ func token(s string) bool {
 	return true
 }
 
-// headers returns the Mcp-Param-* headers (without the prefix) of a call
-// of tool with params, or nil.
-func (t paramTables) headers(tool string, params []byte) map[string]string {
-	bs := t[tool]
+// paramHeaders returns the Mcp-Param-* headers (without the prefix) of a
+// call with params of a tool with bindings bs, or nil.
+func paramHeaders(bs []binding, params []byte) map[string]string {
 	if len(bs) == 0 {
 		return nil
 	}

@@ -433,28 +433,31 @@ func (c *conn) setHeaders(req *http.Request, r *request) error {
 			switch {
 			case err == nil && tok != nil:
 				req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
-			case err != nil && !(errors.As(err, &re) && re.ErrorCode == "invalid_grant"):
+			case errors.As(err, &re) && re.ErrorCode == "invalid_grant":
+				// The token cannot be renewed: the request goes without,
+				// and its 401 asks the handler to authorize.
+			case err != nil:
 				return err
-				// invalid_grant: the token cannot be renewed; the
-				// request goes without, and its 401 asks the handler to
-				// authorize.
 			}
 		}
 	}
 	c.mu.Lock()
 	version, session := c.version, c.sessionID
-	var params map[string]string
+	c.mu.Unlock()
 	if r != nil && r.version != "" {
 		version = r.version
 	}
 	var name string
+	var params map[string]string
 	if r != nil && named(r.method) && version >= version20260728 {
 		name = nameOf(r.method, r.params)
 		if r.method == "tools/call" {
-			params = c.params.headers(name, r.params)
+			c.mu.Lock()
+			bs := c.params[name]
+			c.mu.Unlock()
+			params = paramHeaders(bs, r.params)
 		}
 	}
-	c.mu.Unlock()
 	if version != "" {
 		req.Header[hdrVersion] = []string{version}
 	}
