@@ -137,7 +137,7 @@ var faults = func() []*fault {
 			dep: func(c *cell) map[string]any {
 				return c.mcp(&testmcp.Options{HoldStream: true})
 			},
-			does: "Treated as a server that hangs: the handshake deadline cuts its requests (go-sdk waits for that GET inside its handshake, with no deadline of its own), named, within the budget.",
+			does: "Treated as a server that hangs: the handshake deadline cuts its requests (the transport waits for that GET as its handshake ends, so that what the server sends next finds the stream open, with no deadline of its own), named, within the budget.",
 		},
 		{
 			id: "command-missing", what: "The command does not exist",
