@@ -6,7 +6,7 @@ PKGS      := ./...
 STATICCHECK_VERSION := v0.8.2
 FUZZTIME  ?= 20s
 
-.PHONY: all build demo test test-deps test-integration test-short lint fmt vet staticcheck fuzz bench bench-overhead soak faults docs release clean
+.PHONY: all build demo test test-deps test-integration test-short lint fmt vet staticcheck fuzz bench calltime bench-overhead bench-compare soak faults docs release clean
 
 all: build
 
@@ -75,14 +75,28 @@ fuzz:
 # The benchmarks of docs/performance.md: heddle's call path and start-up side
 # by side with the raw go-sdk client, the invoke API over HTTP beside the
 # in-process toolset and a minimal hand-written front door, the name index,
-# and the compiler. About four minutes on two cores. BENCH narrows them (make bench BENCH=CallOverhead);
-# BENCHTIME sets each one's duration.
+# and the compiler. About seven minutes on two cores. BENCH narrows them (make bench BENCH=CallOverhead);
+# BENCHTIME sets each one's duration. A full run (BENCH left at .) then runs
+# make calltime, which keeps the tables of where a call's time goes current.
 BENCH     ?= .
 BENCHTIME ?= 2s
-BENCHPKGS := ./runtime/ ./serve/ ./grants/mcpkind/internal/mcpstdio/ ./internal/argcheck/ ./internal/resultcap/ ./internal/calldeadline/ ./compile/ ./grants/usecasekind/usecaselive/ ./grants/sqlkind/sqllive/ ./auth/plugin/
+BENCHPKGS := ./runtime/ ./serve/ ./grants/mcpkind/internal/mcpstdio/ ./grants/mcpkind/internal/jsonmsg/ ./internal/argcheck/ ./internal/resultcap/ ./internal/calldeadline/ ./compile/ ./grants/usecasekind/usecaselive/ ./grants/sqlkind/sqllive/ ./auth/plugin/
 
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -benchmem -count=1 $(BENCHPKGS)
+	@if [ '$(BENCH)' = '.' ]; then $(MAKE) --no-print-directory calltime; fi
+
+# Where a call's CPU time goes, per transport (docs/performance.md, between
+# its calltime markers): BenchmarkCall over stdio, http-proc and
+# http-proc-json, heddle's side and raw go-sdk's, each CPU-profiled in a
+# process of its own, every sample put in one bucket (heddle, JSON, go-sdk's
+# session, transport, kernel, Go runtime) by the rule the generated text
+# states (internal/calltime). CALLTIME_CALLS calls per run; about half a
+# minute on two cores.
+CALLTIME_CALLS ?= 6000
+
+calltime:
+	$(GO) run ./internal/calltime -calls $(CALLTIME_CALLS)
 
 # The median-call overhead, measured as docs/performance.md describes it:
 # ten runs of BenchmarkCallOverhead (heddle against raw go-sdk, and a second
@@ -93,6 +107,23 @@ BENCHSTAT := golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 bench-overhead:
 	$(GO) test -run '^$$' -bench 'BenchmarkCallOverhead' -benchtime 3000x -benchmem -count=10 ./runtime/ | tee bench-overhead.txt
 	$(GO) run $(BENCHSTAT) bench-overhead.txt
+
+# heddle beside other MCP clients (bench/, a module of its own; its README
+# says how): heddle's toolset, raw go-sdk, mcp-go, the TypeScript SDK (run by
+# node) and a go-sdk connection per call, driving the same test server over
+# stdio and Streamable HTTP with 1, 8 and 64 callers, in interleaved rounds;
+# and the start-up of 1, 10 and 50 stdio servers and the heap per held
+# session. One markdown table, printed and written to bench/compare.md. About
+# ten minutes on two cores; BENCH_COMPARE_FLAGS=-quick for seconds. npm ci
+# runs only when bench/ts's lockfile changed.
+BENCH_COMPARE_FLAGS ?=
+
+bench/ts/node_modules/.package-lock.json: bench/ts/package.json bench/ts/package-lock.json
+	npm ci --prefix bench/ts --no-audit --no-fund
+	@touch $@
+
+bench-compare: bench/ts/node_modules/.package-lock.json
+	cd bench && $(GO) run . -out compare.md $(BENCH_COMPARE_FLAGS)
 
 # The soak of docs/reliability.md (integration/soak, behind the soak build
 # tag): heddle serve in a process of its own in front of two test servers of
