@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"strconv"
@@ -31,13 +30,9 @@ import (
 // FuzzDecodeResult); any other goes to go-sdk's own decoding. Everything
 // else the server sends, during a call or not, goes to go-sdk's session.
 
-// callID is the id space of heddle's calls: strings, where go-sdk's
+// callPrefix starts the ids of heddle's calls: strings, where go-sdk's
 // session numbers its requests.
 const callPrefix = "heddle-"
-
-// errConnGone is what a call made after the connection's reading ended
-// gets, wrapped as go-sdk wraps a call on a closed connection.
-var errConnGone = errors.New("the connection's reading has ended")
 
 // calls is the direct-call half of a wireConn.
 type calls struct {
@@ -53,7 +48,9 @@ type calls struct {
 // writes, once: every request of a session of 2026-07-28 carries the same
 // protocolVersion, clientInfo and clientCapabilities.
 func (c *calls) noteRequest(req *jsonrpc.Request) {
-	if !bytes.Contains(req.Params, []byte(`"io.modelcontextprotocol/protocolVersion"`)) {
+	// Not server/discover's: a revision it asks for may not be the one
+	// settled.
+	if req.Method == "server/discover" || !bytes.Contains(req.Params, []byte(`"io.modelcontextprotocol/protocolVersion"`)) {
 		return
 	}
 	c.mu.Lock()
