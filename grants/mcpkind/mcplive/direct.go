@@ -39,9 +39,10 @@ type calls struct {
 	mu      sync.Mutex
 	next    uint64
 	waiting map[jsonrpc.ID]chan *jsonrpc.Response
-	readErr error           // set once Read failed: no response can come
-	meta    json.RawMessage // the _meta go-sdk's session puts on its requests (2026-07-28), or nil
-	metaSet bool
+	readErr error // set once Read failed: no response can come
+	// meta is the _meta go-sdk's session puts on its requests (2026-07-28),
+	// nil until one is seen; it is not changed once set.
+	meta map[string]json.RawMessage
 }
 
 // noteRequest keeps the per-request _meta of a request go-sdk's session
@@ -54,7 +55,7 @@ func (c *calls) noteRequest(req *jsonrpc.Request) {
 		return
 	}
 	c.mu.Lock()
-	done := c.metaSet
+	done := c.meta != nil
 	c.mu.Unlock()
 	if done {
 		return
@@ -71,12 +72,10 @@ func (c *calls) noteRequest(req *jsonrpc.Request) {
 			keep[k] = v
 		}
 	}
-	raw, err := json.Marshal(keep)
-	if err != nil {
-		return
-	}
 	c.mu.Lock()
-	c.meta, c.metaSet = raw, true
+	if c.meta == nil {
+		c.meta = keep
+	}
 	c.mu.Unlock()
 }
 
@@ -110,29 +109,23 @@ func (c *calls) ended(err error) {
 	}
 }
 
-// callTool sends a tools/call on conn and waits for its result. newProtocol
-// says whether the session speaks 2026-07-28, whose requests carry _meta.
-// ok is false when the call cannot be made this way (a session of
-// 2026-07-28 whose _meta was not seen): the caller uses go-sdk's session.
-func (w *wireConn) callTool(ctx context.Context, params *mcp.CallToolParams, newProtocol bool) (res *mcp.CallToolResult, ok bool, err error) {
+// callTool sends a tools/call on the connection and waits for its result.
+// newProtocol says whether the session speaks 2026-07-28, whose requests
+// carry _meta; the caller has checked that it is known (ready).
+func (w *wireConn) callTool(ctx context.Context, params *mcp.CallToolParams, newProtocol bool) (*mcp.CallToolResult, error) {
 	c := &w.calls
 	p := *params
 	if p.Arguments == nil {
 		p.Arguments = map[string]any{}
 	}
+	c.mu.Lock()
+	meta := c.meta
+	c.next++
+	id, _ := jsonrpc.MakeID(callPrefix + strconv.FormatUint(c.next, 10))
+	c.mu.Unlock()
 	if newProtocol {
-		c.mu.Lock()
-		meta := c.meta
-		c.mu.Unlock()
-		if meta == nil {
-			return nil, false, nil
-		}
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(meta, &m); err != nil {
-			return nil, false, nil
-		}
-		merged := make(mcp.Meta, len(p.Meta)+len(m))
-		for k, v := range m {
+		merged := make(mcp.Meta, len(p.Meta)+len(meta))
+		for k, v := range meta {
 			merged[k] = v
 		}
 		maps.Copy(merged, p.Meta) // the call's own keys win, as go-sdk's do
@@ -140,56 +133,32 @@ func (w *wireConn) callTool(ctx context.Context, params *mcp.CallToolParams, new
 	}
 	body, err := json.Marshal(&p)
 	if err != nil {
-		return nil, true, fmt.Errorf("calling %q: %w", "tools/call", err)
+		return nil, fmt.Errorf("calling %q: %w", "tools/call", err)
 	}
+	req := &jsonrpc.Request{ID: id, Method: "tools/call", Params: body}
+	var resp *jsonrpc.Response
 	if dc, ok := w.Connection.(directCaller); ok {
-		return w.callOn(ctx, dc, body)
+		resp, err = dc.Call(ctx, req)
+	} else {
+		resp, err = w.await(ctx, req)
 	}
-	ch := make(chan *jsonrpc.Response, 1)
-	c.mu.Lock()
-	if c.readErr != nil {
-		err := c.readErr
-		c.mu.Unlock()
-		return nil, true, fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, "tools/call", err)
-	}
-	c.next++
-	id, _ := jsonrpc.MakeID(callPrefix + strconv.FormatUint(c.next, 10))
-	if c.waiting == nil {
-		c.waiting = map[jsonrpc.ID]chan *jsonrpc.Response{}
-	}
-	c.waiting[id] = ch
-	c.mu.Unlock()
-	drop := func() {
-		c.mu.Lock()
-		delete(c.waiting, id)
-		c.mu.Unlock()
-	}
-	if err := w.Connection.Write(ctx, &jsonrpc.Request{ID: id, Method: "tools/call", Params: body}); err != nil {
-		drop()
-		if ctx.Err() != nil {
-			// The request may have reached the server (over HTTP, Write
-			// waits for the answer's headers, which a server may hold
-			// until the result).
-			w.cancel(ctx, id)
-			return nil, true, ctx.Err()
-		}
-		return nil, true, err
-	}
-	select {
-	case resp := <-ch:
-		if resp.Error != nil {
-			return nil, true, fmt.Errorf("calling %q: %w", "tools/call", resp.Error)
-		}
-		res, err := decodeResult(resp.Result)
-		if err != nil {
-			return nil, true, fmt.Errorf("calling %q: %w", "tools/call", err)
-		}
-		return res, true, nil
-	case <-ctx.Done():
-		drop()
+	switch {
+	case err != nil && ctx.Err() != nil:
+		// The request may have reached the server (over HTTP, sending
+		// waits for the answer's headers, which a server may hold until
+		// the result).
 		w.cancel(ctx, id)
-		return nil, true, ctx.Err()
+		return nil, ctx.Err()
+	case err != nil:
+		return nil, err
+	case resp.Error != nil:
+		return nil, fmt.Errorf("calling %q: %w", "tools/call", resp.Error)
 	}
+	res, err := decodeResult(resp.Result)
+	if err != nil {
+		return nil, fmt.Errorf("calling %q: %w", "tools/call", err)
+	}
+	return res, nil
 }
 
 // directCaller is a connection that reads a request's answer on the
@@ -199,28 +168,36 @@ type directCaller interface {
 	Call(ctx context.Context, req *jsonrpc.Request) (*jsonrpc.Response, error)
 }
 
-// callOn makes the call with body on dc.
-func (w *wireConn) callOn(ctx context.Context, dc directCaller, body json.RawMessage) (*mcp.CallToolResult, bool, error) {
+// await writes req and waits for the response Read routes to it (take),
+// on a connection whose messages all come through Read (stdio, SSE).
+func (w *wireConn) await(ctx context.Context, req *jsonrpc.Request) (*jsonrpc.Response, error) {
 	c := &w.calls
+	ch := make(chan *jsonrpc.Response, 1)
 	c.mu.Lock()
-	c.next++
-	id, _ := jsonrpc.MakeID(callPrefix + strconv.FormatUint(c.next, 10))
+	if c.readErr != nil {
+		err := c.readErr
+		c.mu.Unlock()
+		return nil, fmt.Errorf("%w: calling %q: %v", mcp.ErrConnectionClosed, "tools/call", err)
+	}
+	if c.waiting == nil {
+		c.waiting = map[jsonrpc.ID]chan *jsonrpc.Response{}
+	}
+	c.waiting[req.ID] = ch
 	c.mu.Unlock()
-	resp, err := dc.Call(ctx, &jsonrpc.Request{ID: id, Method: "tools/call", Params: body})
-	switch {
-	case ctx.Err() != nil:
-		w.cancel(ctx, id)
-		return nil, true, ctx.Err()
-	case err != nil:
-		return nil, true, err
-	case resp.Error != nil:
-		return nil, true, fmt.Errorf("calling %q: %w", "tools/call", resp.Error)
+	defer func() {
+		c.mu.Lock()
+		delete(c.waiting, req.ID)
+		c.mu.Unlock()
+	}()
+	if err := w.Connection.Write(ctx, req); err != nil {
+		return nil, err
 	}
-	res, err := decodeResult(resp.Result)
-	if err != nil {
-		return nil, true, fmt.Errorf("calling %q: %w", "tools/call", err)
+	select {
+	case resp := <-ch:
+		return resp, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
-	return res, true, nil
 }
 
 // cancel tells the server that the call id's caller gave up, as go-sdk's
@@ -345,7 +322,7 @@ func (s *server) callTool(ctx context.Context, sess *mcp.ClientSession, params *
 		return sess.CallTool(ctx, params)
 	}
 	send := func(ctx context.Context, _ string, req mcp.Request) (mcp.Result, error) {
-		res, _, err := w.callTool(ctx, req.GetParams().(*mcp.CallToolParams), newProtocol)
+		res, err := w.callTool(ctx, req.GetParams().(*mcp.CallToolParams), newProtocol)
 		if err != nil {
 			return nil, err
 		}

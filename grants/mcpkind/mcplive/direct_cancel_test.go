@@ -42,7 +42,7 @@ func TestDirectCallCancelled(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 			defer cancel()
-			_, _, err = wt.conn.callTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}, newProtocol)
+			_, err = wt.conn.callTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}, newProtocol)
 			if !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("the hung call: %v, want its deadline", err)
 			}
