@@ -239,7 +239,6 @@ func (c *conn) learn(r *jsonrpc.Response, listing bool) {
 
 // request is what Write needs to know of an outgoing message.
 type request struct {
-	msg     jsonrpc.Message
 	call    *jsonrpc.Request // the request, when it expects a response
 	method  string
 	summary string
@@ -248,7 +247,7 @@ type request struct {
 }
 
 func describe(msg jsonrpc.Message) (request, error) {
-	r := request{msg: msg}
+	var r request
 	switch m := msg.(type) {
 	case *jsonrpc.Request:
 		r.method = m.Method
@@ -467,7 +466,7 @@ func (c *conn) setHeaders(req *http.Request, r *request) error {
 	if r == nil || version < version20260728 {
 		return nil
 	}
-	if _, ok := r.msg.(*jsonrpc.Request); ok {
+	if r.method != "" { // a request, not a response to the server's
 		req.Header[hdrMethod] = []string{r.method}
 		if named(r.method) {
 			req.Header[hdrName] = []string{name}
