@@ -40,20 +40,26 @@ func (s *split) TotalCPU() int64 {
 }
 
 // Percent returns bucket b's share of the samples counted.
-func (s *split) Percent(b bucket) float64 {
+func (s *split) Percent(b bucket) float64 { return s.percent(s.Samples[b]) }
+
+// MicrosPerCall returns bucket b's CPU time per call, in microseconds.
+func (s *split) MicrosPerCall(b bucket) float64 { return s.perCall(s.CPU[b]) }
+
+// percent is n samples' share of all those counted.
+func (s *split) percent(n int) float64 {
 	t := s.TotalSamples()
 	if t == 0 {
 		return 0
 	}
-	return 100 * float64(s.Samples[b]) / float64(t)
+	return 100 * float64(n) / float64(t)
 }
 
-// MicrosPerCall returns bucket b's CPU time per call, in microseconds.
-func (s *split) MicrosPerCall(b bucket) float64 {
+// perCall is ns nanoseconds of CPU time per call, in microseconds.
+func (s *split) perCall(ns int64) float64 {
 	if s.Calls == 0 {
 		return 0
 	}
-	return float64(s.CPU[b]) / 1e3 / float64(s.Calls)
+	return float64(ns) / 1e3 / float64(s.Calls)
 }
 
 // excludedFuncs are where samples that are not a call's start: the
@@ -120,19 +126,8 @@ func (s *split) why(w io.Writer, n int) {
 
 // PartPercent returns part p of the Go runtime's share of all the samples
 // counted.
-func (s *split) PartPercent(p runtimePart) float64 {
-	t := s.TotalSamples()
-	if t == 0 {
-		return 0
-	}
-	return 100 * float64(s.PartN[p]) / float64(t)
-}
+func (s *split) PartPercent(p runtimePart) float64 { return s.percent(s.PartN[p]) }
 
 // PartMicrosPerCall returns part p of the Go runtime's CPU time per call,
 // in microseconds.
-func (s *split) PartMicrosPerCall(p runtimePart) float64 {
-	if s.Calls == 0 {
-		return 0
-	}
-	return float64(s.Parts[p]) / 1e3 / float64(s.Calls)
-}
+func (s *split) PartMicrosPerCall(p runtimePart) float64 { return s.perCall(s.Parts[p]) }
