@@ -188,9 +188,6 @@ func (k *kindSource) recheckUp(ctx context.Context) bool {
 	return k.recheck != nil && k.recheck.Recheck(ctx)
 }
 
-// lingers reports a source whose transport reads on after a result.
-func (k *kindSource) lingers() bool { return k.timing.Linger }
-
 // tools returns the source's tools as definitions, cached per generation.
 // When the source cannot give them, it returns the last it gave (none, at
 // first) with the error, so that one source's failure costs a toolset that

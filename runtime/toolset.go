@@ -533,9 +533,9 @@ func (t *Toolset) send(ctx context.Context, sd time.Time, e *entry, args map[str
 		td := time.Now().Add(tt)
 		deadline, transportFirst = td, true
 	}
-	scope := calldeadline.New(ctx, deadline, e.src.lingers())
+	scope := calldeadline.New(ctx, deadline)
 	res, err := e.src.call(scope.Context(), e.def, args, cc)
-	scope.End(err == nil)
+	scope.End()
 	switch {
 	case err == nil:
 		return resultcap.Cap(res, e.src.maxResultBytes()), nil

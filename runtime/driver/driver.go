@@ -164,16 +164,12 @@ type TimedSource interface {
 	Timing() Timing
 }
 
-// Timing is a TimedSource's wait for one call and how its transport ends
-// one.
+// Timing is a TimedSource's wait for one call. A source's call reads the
+// whole of its answer before it returns: the call's context is cancelled
+// as soon as it does.
 type Timing struct {
 	// Timeout is the wait for one call.
 	Timeout time.Duration
-	// Linger is set for a transport that reads the rest of a response
-	// after handing the result over (Streamable HTTP): a successful call's
-	// context stays alive a moment longer, or the connection would be
-	// dropped rather than reused.
-	Linger bool
 }
 
 // CappedSource is a source whose results are capped at MaxResultBytes. A

@@ -118,9 +118,9 @@ func (h *Handle) call(ctx context.Context, name string, args map[string]any) (*m
 		return nil, err
 	}
 	defer h.src.LeaveCall()
-	scope := calldeadline.New(ctx, time.Now().Add(h.src.transportTimeout()), h.src.lingers())
+	scope := calldeadline.New(ctx, time.Now().Add(h.src.transportTimeout()))
 	res, err := h.src.call(scope.Context(), tools[i], args, driver.CallOptions{})
-	scope.End(err == nil)
+	scope.End()
 	switch {
 	case err == nil:
 		return resultcap.Cap(res, h.src.MaxResultBytes()), nil

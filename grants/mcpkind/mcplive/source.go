@@ -50,10 +50,9 @@ type source struct {
 // Name is the server's name.
 func (m *source) Name() string { return m.srv.name }
 
-// Timing is the server's timeout_ms, and whether its transport reads on
-// after a result (see lingers).
+// Timing is the server's timeout_ms.
 func (m *source) Timing() driver.Timing {
-	return driver.Timing{Timeout: m.transportTimeout(), Linger: m.lingers()}
+	return driver.Timing{Timeout: m.transportTimeout()}
 }
 
 // transportTimeout is the server's timeout_ms.
@@ -79,14 +78,6 @@ func (m *source) Wake() { m.srv.wake() }
 // (within ctx, at most driver.RecheckWait); it reports whether the server
 // is ready.
 func (m *source) Recheck(ctx context.Context) bool { return m.srv.recheck(ctx) }
-
-// lingers reports a server reached over go-sdk's HTTP transports: they
-// read the rest of a response stream after handing over the result, and
-// cancelling the call's context at once drops the connection instead of
-// reusing it. A transport given by Kind.Dial is not one of them.
-func (m *source) lingers() bool {
-	return m.srv.spec.Transport != "stdio" && m.srv.inst.kind.Dial == nil
-}
 
 func (m *source) addFilter(v grantFilter) {
 	m.mu.Lock()

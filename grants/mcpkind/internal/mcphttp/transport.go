@@ -624,8 +624,7 @@ func (c *conn) follow(ctx context.Context, resp *http.Response, summary string, 
 func (c *conn) readStream(ctx context.Context, resp *http.Response, summary string, call *jsonrpc.Request, listing bool, take func(*jsonrpc.Response)) (last string, delay time.Duration, over bool) {
 	ev := newEvents(resp.Body, c.o.MaxEventBytes)
 	defer func() {
-		io.Copy(io.Discard, io.LimitReader(resp.Body, maxDrain))
-		resp.Body.Close()
+		drain(resp.Body)
 		ev.release()
 	}()
 	for {
@@ -682,9 +681,24 @@ func (c *conn) readStream(ctx context.Context, resp *http.Response, summary stri
 // cannot be resumed.
 var errNoResponse = errors.New("request terminated without response")
 
-// maxDrain bounds what is read of a stream's rest before it is closed, so
-// that its connection can be reused.
-const maxDrain = 64 << 10
+// drain reads what is left of body, so that its connection can be reused,
+// and closes it. It reads at most maxDrain bytes for at most drainWait: a
+// server that holds a stream open past its answer costs the call drainWait
+// and the connection, not the call's deadline. A server that ends its
+// stream with its answer (go-sdk's does) costs the call nothing, and the
+// timer never fires.
+func drain(body io.ReadCloser) {
+	t := time.AfterFunc(drainWait, func() { _ = body.Close() }) // ends a read waiting on it
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, maxDrain))
+	t.Stop()
+	_ = body.Close()
+}
+
+// maxDrain and drainWait bound what drain reads of a stream's rest.
+const (
+	maxDrain  = 64 << 10
+	drainWait = 100 * time.Millisecond
+)
 
 // get opens an event stream: the standalone one, or the one a stream
 // being resumed from event last goes on in. It waits before each attempt
@@ -779,12 +793,6 @@ func (c *conn) delete() error {
 	}
 	drain(resp.Body)
 	return nil
-}
-
-// drain reads what is left of a body, up to maxDrain, and closes it.
-func drain(body io.ReadCloser) {
-	io.Copy(io.Discard, io.LimitReader(body, maxDrain))
-	body.Close()
 }
 
 // mediaType is the media type of a Content-Type, lower case, without

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -273,5 +274,75 @@ func TestCall(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestCallStreamHeld: a server that answers a call in an event stream and
+// then holds the stream open costs the call a moment, not its deadline: the
+// answer is handed over once the rest of the stream has been read for at
+// most drainWait, and the connection that held it is closed.
+func TestCallStreamHeld(t *testing.T) {
+	inner := testmcp.Handler(&testmcp.Options{})
+	release := make(chan struct{})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				return
+			}
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+				Params struct {
+					Name string `json:"name"`
+				} `json:"params"`
+			}
+			if json.Unmarshal(body, &m) == nil && m.Method == "tools/call" && m.Params.Name == "held" {
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = io.WriteString(w, `event: message`+"\n"+`data: {"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"content":[{"type":"text","text":"held"}]}}`+"\n\n")
+				w.(http.Flusher).Flush()
+				select { // the stream stays open
+				case <-release:
+				case <-r.Context().Done():
+				}
+				return
+			}
+			r.Body = readCloser{strings.NewReader(string(body))}
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	defer close(release)
+	tr := &capture{Transport: NewTransport(Options{Endpoint: ts.URL + testmcp.StreamablePath})}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+
+	callCtx, stop := context.WithTimeout(ctx, 5*time.Second)
+	defer stop()
+	start := time.Now()
+	id, _ := jsonrpc.MakeID("held-1")
+	resp, err := tr.conn.Call(callCtx, &jsonrpc.Request{ID: id, Method: "tools/call", Params: json.RawMessage(`{"name":"held","arguments":{}}`)})
+	took := time.Since(start)
+	if err != nil || resp.Error != nil || !strings.Contains(string(resp.Result), `"held"`) {
+		t.Fatalf("Call: %+v, %v", resp, err)
+	}
+	if took > drainWait+time.Second {
+		t.Errorf("the call took %v with its answer read; want at most drainWait (%v) and a little", took, drainWait)
+	}
+	// go-sdk's own requests are read the same way, off its caller's path.
+	start = time.Now()
+	if res, err := cs.CallTool(callCtx, &mcp.CallToolParams{Name: "held", Arguments: map[string]any{}}); err != nil || res.IsError {
+		t.Fatalf("CallTool: %+v, %v", res, err)
+	}
+	if took := time.Since(start); took > drainWait+time.Second {
+		t.Errorf("go-sdk's call took %v", took)
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}); err != nil {
+		t.Errorf("a call after a held stream: %v", err)
 	}
 }
