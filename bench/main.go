@@ -42,7 +42,7 @@ type settings struct {
 	calls          int      // echo calls per turn of a client with a session
 	freshCalls     int      // echo calls per turn of the fresh-connection client
 	sleepMS        int      // the sleep tool's ms
-	sleepCalls     int      // sleep calls per caller per turn
+	sleepCalls     int      // sleep calls per caller per turn (the fresh-connection client: scaled as calls to freshCalls)
 	callers        []int    // concurrent callers of each cell
 	transports     []string // stdio, http, http-json
 	startupServers []int    // the start-up rows' numbers of stdio servers
@@ -58,7 +58,7 @@ type settings struct {
 // defaultConfig is a full run: about ten minutes on two shared vCPUs.
 func defaultConfig() settings {
 	return settings{
-		rounds: 5, calls: 2000, freshCalls: 200, sleepMS: 20, sleepCalls: 10,
+		rounds: 5, calls: 2000, freshCalls: 200, sleepMS: 20, sleepCalls: 50,
 		callers:        []int{1, 8, 64},
 		transports:     []string{"stdio", "http", "http-json"},
 		startupServers: []int{1, 10, 50},

@@ -225,10 +225,20 @@ func scenarios(cfg settings) []scenario {
 			}
 			return load{tool: "echo", args: echoArgs(), calls: max(n, callers), callers: callers}
 		}},
-		{fmt.Sprintf("sleep %d ms", cfg.sleepMS), func(cfg settings, callers int, _ bool) load {
-			return load{tool: "sleep", args: map[string]any{"ms": cfg.sleepMS}, calls: callers * cfg.sleepCalls, callers: callers}
+		{fmt.Sprintf("sleep %d ms", cfg.sleepMS), func(cfg settings, callers int, fresh bool) load {
+			return load{tool: "sleep", args: map[string]any{"ms": cfg.sleepMS}, calls: callers * freshSleepCalls(cfg, fresh), callers: callers}
 		}},
 	}
+}
+
+// freshSleepCalls is the sleep calls per caller of a turn: cfg.sleepCalls,
+// or for the fresh-connection client as many fewer as its echo turns are
+// (at least one).
+func freshSleepCalls(cfg settings, fresh bool) int {
+	if !fresh {
+		return cfg.sleepCalls
+	}
+	return max(1, cfg.sleepCalls*cfg.freshCalls/cfg.calls)
 }
 
 // startupRows measures start-ups of n stdio servers, each client in turn
@@ -302,7 +312,7 @@ func legend(cfg settings, node *nodeWorker, protocols []string, seed uint64, loa
 	}
 	return fmt.Sprintf(`Each number is the median over %d rounds (start-up and held sessions: %d); in each round every client takes one turn, in a random order. In parentheses: the ratio to raw go-sdk's median in the same scenario, transport and callers (calls/s: higher is better; the others: lower is better).
 
-- Call rows: a turn is %d echo calls (the fresh-connection client: %d) or %d sleep calls per caller, made by the callers sharing one session. p50 is the median call's latency; calls/s is calls over the turn's wall time; CPU is the client process's user+system CPU per call (Go: getrusage RUSAGE_SELF over the turn; ts-sdk: process.cpuUsage()), the servers being other processes; bytes and allocs are per call (runtime.MemStats TotalAlloc and Mallocs over the turn, after a collection), n/a for node, which does not count them.
+- Call rows: a turn is %d echo calls (the fresh-connection client: %d) or %d sleep calls per caller (the fresh-connection client: %d), made by the callers sharing one session; each Go client's turn starts from a collected heap whose freed memory has been returned (debug.FreeOSMemory), so that no turn pays for the garbage of the one before, and is long enough for its own garbage to be collected at the rate it allocates. p50 is the median call's latency; calls/s is calls over the turn's wall time; CPU is the client process's user+system CPU per call (Go: getrusage RUSAGE_SELF over the turn; ts-sdk: process.cpuUsage()), the servers being other processes; bytes and allocs are per call (runtime.MemStats TotalAlloc and Mallocs over the turn, after a collection), n/a for node, which does not count them.
 - Start-up rows: p50 is the time until every session is connected and has listed its tools (heddle: runtime.Open of a deployment of that many servers), CPU, bytes and allocs are the whole start-up's.
 - Held rows: bytes is the live heap per session with %d sessions open to one server, each having listed its tools (Go: HeapAlloc after collections; ts-sdk: heapUsed after gc()).
 - heddle: Toolset.Call of a runtime opened from a compiled deployment with default policies. fresh conn: go-sdk connect, initialize, call and close for every call (over stdio a server process per call; over HTTP an HTTP client per call).
@@ -311,6 +321,6 @@ func legend(cfg settings, node *nodeWorker, protocols []string, seed uint64, loa
 
 Run: %s, GOMAXPROCS %d, %s, TypeScript SDK %s; load average %s before; %s; seed %d.
 `,
-		cfg.rounds, cfg.startupRounds, cfg.calls, cfg.freshCalls, cfg.sleepCalls, cfg.held, strings.Join(protocols, ", "),
+		cfg.rounds, cfg.startupRounds, cfg.calls, cfg.freshCalls, cfg.sleepCalls, freshSleepCalls(cfg, true), cfg.held, strings.Join(protocols, ", "),
 		time.Now().UTC().Format("2006-01-02"), goruntime.GOMAXPROCS(0), goruntime.Version(), ts, load0, took.Round(time.Second), seed)
 }
