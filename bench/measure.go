@@ -40,9 +40,8 @@ type callFunc func(ctx context.Context, tool string, args map[string]any) error
 // counted) and its allocations (runtime.MemStats). The turn starts from a
 // collected heap whose freed memory has been returned to the system
 // (debug.FreeOSMemory): after runtime.GC alone, the runtime's background
-// scavenger returns the previous turn's garbage during this one, some
-// 40–100 µs of CPU per 20 ms of a turn spent waiting, charged to whichever
-// client ran next.
+// scavenger returns the previous turn's garbage during this one, charging
+// that CPU to whichever client ran next.
 func measureGo(ctx context.Context, call callFunc, l load) (sample, error) {
 	lat := make([]time.Duration, l.calls)
 	var next atomic.Int64

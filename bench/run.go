@@ -226,15 +226,15 @@ func scenarios(cfg settings) []scenario {
 			return load{tool: "echo", args: echoArgs(), calls: max(n, callers), callers: callers}
 		}},
 		{fmt.Sprintf("sleep %d ms", cfg.sleepMS), func(cfg settings, callers int, fresh bool) load {
-			return load{tool: "sleep", args: map[string]any{"ms": cfg.sleepMS}, calls: callers * freshSleepCalls(cfg, fresh), callers: callers}
+			return load{tool: "sleep", args: map[string]any{"ms": cfg.sleepMS}, calls: callers * sleepCallsPerCaller(cfg, fresh), callers: callers}
 		}},
 	}
 }
 
-// freshSleepCalls is the sleep calls per caller of a turn: cfg.sleepCalls,
-// or for the fresh-connection client as many fewer as its echo turns are
-// (at least one).
-func freshSleepCalls(cfg settings, fresh bool) int {
+// sleepCallsPerCaller is the sleep calls per caller of a turn:
+// cfg.sleepCalls, or for the fresh-connection client as many fewer as its
+// echo turns are (at least one).
+func sleepCallsPerCaller(cfg settings, fresh bool) int {
 	if !fresh {
 		return cfg.sleepCalls
 	}
@@ -321,6 +321,6 @@ func legend(cfg settings, node *nodeWorker, protocols []string, seed uint64, loa
 
 Run: %s, GOMAXPROCS %d, %s, TypeScript SDK %s; load average %s before; %s; seed %d.
 `,
-		cfg.rounds, cfg.startupRounds, cfg.calls, cfg.freshCalls, cfg.sleepCalls, freshSleepCalls(cfg, true), cfg.held, strings.Join(protocols, ", "),
+		cfg.rounds, cfg.startupRounds, cfg.calls, cfg.freshCalls, cfg.sleepCalls, sleepCallsPerCaller(cfg, true), cfg.held, strings.Join(protocols, ", "),
 		time.Now().UTC().Format("2006-01-02"), goruntime.GOMAXPROCS(0), goruntime.Version(), ts, load0, took.Round(time.Second), seed)
 }

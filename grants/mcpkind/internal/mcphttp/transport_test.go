@@ -284,6 +284,7 @@ func TestCall(t *testing.T) {
 func TestCallStreamHeld(t *testing.T) {
 	inner := testmcp.Handler(&testmcp.Options{})
 	release := make(chan struct{})
+	dropped := make(chan struct{}, 2) // a held stream whose client went away
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			body, err := io.ReadAll(r.Body)
@@ -304,6 +305,7 @@ func TestCallStreamHeld(t *testing.T) {
 				select { // the stream stays open
 				case <-release:
 				case <-r.Context().Done():
+					dropped <- struct{}{}
 				}
 				return
 			}
@@ -333,6 +335,11 @@ func TestCallStreamHeld(t *testing.T) {
 	}
 	if took > drainWait+time.Second {
 		t.Errorf("the call took %v with its answer read; want at most drainWait (%v) and a little", took, drainWait)
+	}
+	select {
+	case <-dropped:
+	case <-time.After(2 * time.Second):
+		t.Error("the connection of the held stream was not closed")
 	}
 	// go-sdk's own requests are read the same way, off its caller's path.
 	start = time.Now()
