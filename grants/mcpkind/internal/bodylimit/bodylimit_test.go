@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -317,6 +318,46 @@ func readAnswer(toEnd bool) {
 		_, _ = e.Read(p[:])
 	}
 	_ = e.Close()
+}
+
+// TestEventsEndWithLast: a body that reports its end with its last event
+// has that end handed on with the event's last bytes, so its reader learns
+// it without reading again; a body that reports it only on a later read,
+// or has more after the event, has it handed on after the event.
+func TestEventsEndWithLast(t *testing.T) {
+	two := "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\n" + smallAnswer
+	for _, tc := range []struct {
+		name   string
+		body   io.Reader
+		events []string // what each read returns
+		last   error    // with the last event's bytes
+	}{
+		{"end with the event", iotest.DataErrReader(strings.NewReader(smallAnswer)), []string{smallAnswer}, io.EOF},
+		{"end after it", strings.NewReader(smallAnswer), []string{smallAnswer}, nil},
+		{"two events, end with the last", iotest.DataErrReader(strings.NewReader(two)), []string{two[:len(two)-len(smallAnswer)], smallAnswer}, io.EOF},
+		{"a comment after it", iotest.DataErrReader(strings.NewReader(smallAnswer + ": bye\n")), []string{smallAnswer, ": bye\n"}, io.EOF},
+	} {
+		e := newEvents(io.NopCloser(tc.body), limit, nil)
+		p := make([]byte, 4<<10)
+		for i, want := range tc.events {
+			n, err := e.Read(p)
+			if string(p[:n]) != want {
+				t.Errorf("%s: read %d is %q, want %q", tc.name, i, p[:n], want)
+			}
+			wantErr := error(nil)
+			if i == len(tc.events)-1 {
+				wantErr = tc.last
+			}
+			if err != wantErr {
+				t.Errorf("%s: read %d ended with %v, want %v", tc.name, i, err, wantErr)
+			}
+		}
+		n, err := e.Read(p)
+		if n != 0 || err != io.EOF {
+			t.Errorf("%s: after the events, read %d bytes and %v, want io.EOF", tc.name, n, err)
+		}
+		_ = e.Close()
+	}
 }
 
 // TestEventsReuseBuffers: reading a small answer allocates a small part of

@@ -8,6 +8,7 @@ import (
 	"io"
 	"sync"
 
+	"github.com/heddlehq/heddle/grants/mcpkind/internal/endread"
 	"github.com/heddlehq/heddle/grants/mcpkind/internal/msglimit"
 )
 
@@ -21,6 +22,7 @@ import (
 // buffers made per answer were most of what a call over HTTP allocated.
 type events struct {
 	body  io.ReadCloser
+	src   endread.Reader // body, as in reads it
 	limit int
 	// call, on the stream that answers one call, finds that call's id.
 	call func() json.RawMessage
@@ -42,11 +44,14 @@ var (
 var errClosed = errors.New("read on a closed event stream")
 
 func newEvents(body io.ReadCloser, limit int, call func() json.RawMessage) *events {
-	in := readers.Get().(*bufio.Reader)
-	in.Reset(body)
-	return &events{body: body, in: in, event: buffers.Get().(*msglimit.Buffer), limit: limit, call: call}
+	e := &events{body: body, src: endread.Reader{R: body}, in: readers.Get().(*bufio.Reader), event: buffers.Get().(*msglimit.Buffer), limit: limit, call: call}
+	e.in.Reset(&e.src)
+	return e
 }
 
+// Read hands on the event read, and with its last bytes the stream's end
+// when nothing follows it: a reader that sees the end with the answer
+// needs no further read to learn it.
 func (e *events) Read(p []byte) (int, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -55,7 +60,12 @@ func (e *events) Read(p []byte) (int, error) {
 		case e.event == nil:
 			return 0, e.err
 		case e.event.Len() > 0:
-			return e.event.Read(p)
+			n, _ := e.event.Read(p)
+			if e.event.Len() > 0 || e.err == nil {
+				return n, nil
+			}
+			e.release()
+			return n, e.err
 		case e.err != nil:
 			e.release()
 			return 0, e.err
@@ -85,6 +95,7 @@ func (e *events) release() {
 	}
 	e.in.Reset(nil)
 	readers.Put(e.in)
+	e.src.R = nil
 	e.event.Reset()
 	buffers.Put(e.event)
 	e.in, e.event = nil, nil
@@ -104,6 +115,9 @@ func (e *events) next() {
 		e.event.Write(b)
 		switch {
 		case err == nil && atStart && blank(b):
+			if e.src.End && e.in.Buffered() == 0 {
+				e.err = io.EOF // the body ended with this event
+			}
 			return
 		case err == nil:
 			atStart = true

@@ -8,6 +8,8 @@ import (
 	"io"
 	"strconv"
 	"sync"
+
+	"github.com/heddlehq/heddle/grants/mcpkind/internal/endread"
 )
 
 // events reads an event stream one event at a time, as go-sdk's client
@@ -17,6 +19,7 @@ import (
 // without a colon malformed. Its reader and the event's data come from
 // pools and go back on release: a call's answer is a stream of its own.
 type events struct {
+	src  endread.Reader // the stream, as in reads it
 	in   *bufio.Reader
 	buf  *bytes.Buffer // the event's data
 	long *bytes.Buffer // a line longer than in's buffer, gathered; nil until one comes
@@ -47,15 +50,20 @@ func putBuffer(b *bytes.Buffer) {
 }
 
 func newEvents(body io.Reader, max int) *events {
-	in := readers.Get().(*bufio.Reader)
-	in.Reset(body)
-	return &events{in: in, buf: getBuffer(), max: max}
+	e := &events{src: endread.Reader{R: body}, in: readers.Get().(*bufio.Reader), buf: getBuffer(), max: max}
+	e.in.Reset(&e.src)
+	return e
 }
+
+// ended reports whether the stream has reported its end: nothing of it is
+// left to read but what in holds.
+func (e *events) ended() bool { return e.src.End }
 
 // release gives the buffers back; e is not used again.
 func (e *events) release() {
 	e.in.Reset(nil)
 	readers.Put(e.in)
+	e.src.R = nil
 	putBuffer(e.buf)
 	if e.long != nil {
 		putBuffer(e.long)

@@ -44,6 +44,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -285,6 +286,9 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // Read. An error is what Write would have returned, or the answer's end
 // without a response (the connection failed, or the caller gave up).
 func (c *conn) Call(ctx context.Context, req *jsonrpc.Request) (*jsonrpc.Response, error) {
+	if !req.IsCall() {
+		return nil, fmt.Errorf("calling %q: the request has no id", req.Method)
+	}
 	r, resp, err := c.send(ctx, req)
 	if err != nil {
 		return nil, err
@@ -624,7 +628,14 @@ func (c *conn) follow(ctx context.Context, resp *http.Response, summary string, 
 func (c *conn) readStream(ctx context.Context, resp *http.Response, summary string, call *jsonrpc.Request, listing bool, take func(*jsonrpc.Response)) (last string, delay time.Duration, over bool) {
 	ev := newEvents(resp.Body, c.o.MaxEventBytes)
 	defer func() {
-		drain(resp.Body)
+		if ev.ended() {
+			// Read to its end (go-sdk's server ends a call's stream with
+			// its answer, and the two come in one read): the connection
+			// is free already, and nothing is left to bound.
+			_ = resp.Body.Close()
+		} else {
+			drain(resp.Body)
+		}
 		ev.release()
 	}()
 	for {
@@ -685,14 +696,19 @@ var errNoResponse = errors.New("request terminated without response")
 // and closes it. It reads at most maxDrain bytes for at most drainWait: a
 // server that holds a stream open past its answer costs the call drainWait
 // and the connection, not the call's deadline. A server that ends its
-// stream with its answer (go-sdk's does) costs the call nothing, and the
-// timer never fires.
+// stream with its answer costs the call nothing, and the timer never
+// fires; readStream does not drain a stream it read to its end at all.
 func drain(body io.ReadCloser) {
+	drains.Add(1)
 	t := time.AfterFunc(drainWait, func() { _ = body.Close() }) // ends a read waiting on it
 	_, _ = io.Copy(io.Discard, io.LimitReader(body, maxDrain))
 	t.Stop()
 	_ = body.Close()
 }
+
+// drains counts the calls of drain, for tests: each arms a timer, and a
+// timer armed per call costs a wake of the thread waiting on the network.
+var drains atomic.Int64
 
 // maxDrain and drainWait bound what drain reads of a stream's rest.
 const (

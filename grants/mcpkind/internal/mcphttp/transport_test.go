@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -277,15 +278,11 @@ func TestCall(t *testing.T) {
 	}
 }
 
-// TestCallStreamHeld: a server that answers a call in an event stream and
-// then holds the stream open costs the call a moment, not its deadline: the
-// answer is handed over once the rest of the stream has been read for at
-// most drainWait, and the connection that held it is closed.
-func TestCallStreamHeld(t *testing.T) {
+// answering serves go-sdk's server (internal/testmcp), but answers a
+// tools/call of the tool named name with answer, given the request's id.
+func answering(name string, answer func(w http.ResponseWriter, r *http.Request, id json.RawMessage)) http.Handler {
 	inner := testmcp.Handler(&testmcp.Options{})
-	release := make(chan struct{})
-	dropped := make(chan struct{}, 2) // a held stream whose client went away
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
 			body, err := io.ReadAll(r.Body)
 			if err != nil {
@@ -298,34 +295,101 @@ func TestCallStreamHeld(t *testing.T) {
 					Name string `json:"name"`
 				} `json:"params"`
 			}
-			if json.Unmarshal(body, &m) == nil && m.Method == "tools/call" && m.Params.Name == "held" {
-				w.Header().Set("Content-Type", "text/event-stream")
-				_, _ = io.WriteString(w, `event: message`+"\n"+`data: {"jsonrpc":"2.0","id":`+string(m.ID)+`,"result":{"content":[{"type":"text","text":"held"}]}}`+"\n\n")
-				w.(http.Flusher).Flush()
-				select { // the stream stays open
-				case <-release:
-				case <-r.Context().Done():
-					dropped <- struct{}{}
-				}
+			if json.Unmarshal(body, &m) == nil && m.Method == "tools/call" && m.Params.Name == name {
+				answer(w, r, m.ID)
 				return
 			}
 			r.Body = readCloser{strings.NewReader(string(body))}
 		}
 		inner.ServeHTTP(w, r)
-	}))
-	defer ts.Close()
-	defer close(release)
-	tr := &capture{Transport: NewTransport(Options{Endpoint: ts.URL + testmcp.StreamablePath})}
+	})
+}
+
+// connectAt connects go-sdk's client at 2025-11-25 to the server at url,
+// through a transport with options o; the session ends with the test,
+// before the server if the server's Close was registered first with
+// t.Cleanup. The context bounds what the test does with it.
+func connectAt(t *testing.T, url string, o Options) (context.Context, *capture, *mcp.ClientSession) {
+	t.Helper()
+	o.Endpoint = url + testmcp.StreamablePath
+	tr := &capture{Transport: NewTransport(o)}
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	defer cancel()
+	t.Cleanup(cancel)
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cs.Close()
+	t.Cleanup(func() { _ = cs.Close() })
+	return ctx, tr, cs
+}
+
+// answerEvent is the event that answers call id with text.
+func answerEvent(id json.RawMessage, text string) string {
+	return `event: message` + "\n" + `data: {"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[{"type":"text","text":"` + text + `"}]}}` + "\n\n"
+}
+
+// TestCallStreamEnded: a stream that ends with its answer, in the read that
+// brings the answer, is closed as it is: nothing is left to drain, so no
+// timer is armed for it, and its connection serves the next call.
+func TestCallStreamEnded(t *testing.T) {
+	var mu sync.Mutex
+	conns := map[string]bool{}
+	ts := httptest.NewServer(answering("ended", func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+		mu.Lock()
+		conns[r.RemoteAddr] = true
+		mu.Unlock()
+		// Written whole as the handler returns: the answer and the
+		// stream's end come together.
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, answerEvent(id, "ended"))
+	}))
+	t.Cleanup(ts.Close)
+	ctx, tr, _ := connectAt(t, ts.URL, Options{NoStandaloneStream: true})
+	before := drains.Load()
+	for i := range 3 {
+		id, _ := jsonrpc.MakeID(fmt.Sprintf("ended-%d", i))
+		resp, err := tr.conn.Call(ctx, &jsonrpc.Request{ID: id, Method: "tools/call", Params: json.RawMessage(`{"name":"ended","arguments":{}}`)})
+		if err != nil || resp.Error != nil || !strings.Contains(string(resp.Result), `"ended"`) {
+			t.Fatalf("Call %d: %+v, %v", i, resp, err)
+		}
+	}
+	if _, err := tr.conn.Call(ctx, &jsonrpc.Request{Method: "tools/call", Params: json.RawMessage(`{"name":"ended"}`)}); err == nil {
+		t.Error("Call took a request without an id")
+	}
+	if n := drains.Load() - before; n != 0 {
+		t.Errorf("%d streams that had ended were drained under a timer, want none", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(conns) != 1 {
+		t.Errorf("3 calls came over %d connections, want 1", len(conns))
+	}
+}
+
+// TestCallStreamHeld: a server that answers a call in an event stream and
+// then holds the stream open costs the call a moment, not its deadline: the
+// answer is handed over once the rest of the stream has been read for at
+// most drainWait, and the connection that held it is closed.
+func TestCallStreamHeld(t *testing.T) {
+	release := make(chan struct{})
+	dropped := make(chan struct{}, 2) // a held stream whose client went away
+	ts := httptest.NewServer(answering("held", func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, answerEvent(id, "held"))
+		w.(http.Flusher).Flush()
+		select { // the stream stays open
+		case <-release:
+		case <-r.Context().Done():
+			dropped <- struct{}{}
+		}
+	}))
+	t.Cleanup(ts.Close)
+	defer close(release)
+	ctx, tr, cs := connectAt(t, ts.URL, Options{})
 
 	callCtx, stop := context.WithTimeout(ctx, 5*time.Second)
 	defer stop()
+	before := drains.Load()
 	start := time.Now()
 	id, _ := jsonrpc.MakeID("held-1")
 	resp, err := tr.conn.Call(callCtx, &jsonrpc.Request{ID: id, Method: "tools/call", Params: json.RawMessage(`{"name":"held","arguments":{}}`)})
@@ -335,6 +399,9 @@ func TestCallStreamHeld(t *testing.T) {
 	}
 	if took > drainWait+time.Second {
 		t.Errorf("the call took %v with its answer read; want at most drainWait (%v) and a little", took, drainWait)
+	}
+	if drains.Load() == before {
+		t.Error("the held stream was not drained under a timer")
 	}
 	select {
 	case <-dropped:
