@@ -3,6 +3,7 @@ package bodylimit
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -355,6 +356,25 @@ func TestEventsEndWithLast(t *testing.T) {
 		n, err := e.Read(p)
 		if n != 0 || err != io.EOF {
 			t.Errorf("%s: after the events, read %d bytes and %v, want io.EOF", tc.name, n, err)
+		}
+		_ = e.Close()
+	}
+}
+
+// TestEventsReaderSizes: a call's answer is read through 32 KiB; a stream
+// that serves the session, held open while idle, holds 4 KiB.
+func TestEventsReaderSizes(t *testing.T) {
+	call := newEvents(io.NopCloser(strings.NewReader(smallAnswer)), limit, func() json.RawMessage { return json.RawMessage("1") })
+	session := newEvents(io.NopCloser(strings.NewReader(smallAnswer)), limit, nil)
+	if got := call.in.Size(); got != 32<<10 {
+		t.Errorf("a call's answer is read through %d bytes, want 32 KiB", got)
+	}
+	if got := session.in.Size(); got != 4<<10 {
+		t.Errorf("a session's stream is read through %d bytes, want 4 KiB", got)
+	}
+	for _, e := range []*events{call, session} {
+		if _, err := io.Copy(io.Discard, e); err != nil {
+			t.Error(err)
 		}
 		_ = e.Close()
 	}

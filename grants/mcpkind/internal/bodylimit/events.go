@@ -16,10 +16,14 @@ import (
 // whole, and none of more than limit bytes. Read is called from one
 // goroutine at a time; Close from any.
 //
-// Its buffers — 32 KiB to read lines through, and the event's — come from
+// Its buffers — one to read lines through, and the event's — come from
 // pools and go back once the stream has ended (Read returned its error) or
 // was closed while no Read ran: a call's answer is a stream of its own, and
-// buffers made per answer were most of what a call over HTTP allocated.
+// buffers made per answer were most of what a call over HTTP allocated. A
+// call's answer is read through 32 KiB, so that a large result takes few
+// reads; a stream that serves the whole session (a GET) through 4 KiB: it
+// is held open for the session's life, mostly idle, and what it carries is
+// small.
 type events struct {
 	body  io.ReadCloser
 	src   endread.Reader // body, as in reads it
@@ -31,20 +35,26 @@ type events struct {
 	// back to their pools from whichever of the two finds the stream over.
 	mu    sync.Mutex
 	in    *bufio.Reader    // nil once back in its pool
+	pool  *sync.Pool       // in's
 	event *msglimit.Buffer // the event being read, then handed on; nil likewise
 	err   error            // what Read returns once the event is handed on
 }
 
 var (
-	readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 32<<10) }}
-	buffers = sync.Pool{New: func() any { return new(msglimit.Buffer) }}
+	readers        = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 32<<10) }}
+	sessionReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4<<10) }}
+	buffers        = sync.Pool{New: func() any { return new(msglimit.Buffer) }}
 )
 
 // errClosed is what Read returns after Close.
 var errClosed = errors.New("read on a closed event stream")
 
 func newEvents(body io.ReadCloser, limit int, call func() json.RawMessage) *events {
-	e := &events{body: body, src: endread.Reader{R: body}, in: readers.Get().(*bufio.Reader), event: buffers.Get().(*msglimit.Buffer), limit: limit, call: call}
+	pool := &readers
+	if call == nil {
+		pool = &sessionReaders
+	}
+	e := &events{body: body, src: endread.Reader{R: body}, in: pool.Get().(*bufio.Reader), pool: pool, event: buffers.Get().(*msglimit.Buffer), limit: limit, call: call}
 	e.in.Reset(&e.src)
 	return e
 }
@@ -94,7 +104,7 @@ func (e *events) release() {
 		return
 	}
 	e.in.Reset(nil)
-	readers.Put(e.in)
+	e.pool.Put(e.in)
 	e.src.R = nil
 	e.event.Reset()
 	buffers.Put(e.event)
