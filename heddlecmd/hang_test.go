@@ -124,6 +124,12 @@ func TestOptionalServerHangsHandshake(t *testing.T) {
 func TestRequiredServerHangsHandshake(t *testing.T) {
 	dir := t.TempDir()
 	hangConfig(t, dir, "required")
+	// The promise is startup_timeout_ms (3 s), counted inside the worker;
+	// measured from outside it also holds the process's own start and exit
+	// (2.7 s in all on an idle machine, 3.52 s seen under make test's load).
+	// Waiting out the budget twice (6 s), the regression this guards
+	// against, stays beyond it.
+	const bound = 4500 * time.Millisecond
 	for _, args := range [][]string{{"tools", "probe"}, {"serve", "--listen", "127.0.0.1:0"}} {
 		start := time.Now()
 		cmd := exec.Command("heddle", args...)
@@ -132,8 +138,8 @@ func TestRequiredServerHangsHandshake(t *testing.T) {
 		if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != ExitFail {
 			t.Errorf("heddle %s: %v, want exit %d\n%s", args[0], err, ExitFail, out)
 		}
-		if d := time.Since(start); d > 3500*time.Millisecond {
-			t.Errorf("heddle %s failed after %v, want within the 3 s budget", args[0], d)
+		if d := time.Since(start); d > bound {
+			t.Errorf("heddle %s failed after %v, want within the 3 s budget (%v from outside)", args[0], d, bound)
 		}
 		if !strings.Contains(string(out), "MCP_SERVER_UNREACHABLE") || !strings.Contains(string(out), "hangs") || strings.Contains(string(out), "good") {
 			t.Errorf("heddle %s does not name hangs alone with its code:\n%s", args[0], out)
