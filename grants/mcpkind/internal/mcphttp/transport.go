@@ -630,8 +630,8 @@ func (c *conn) readStream(ctx context.Context, resp *http.Response, summary stri
 	defer func() {
 		if ev.ended() {
 			// Read to its end (go-sdk's server ends a call's stream with
-			// its answer, and the two come in one read): the connection
-			// is free already, and nothing is left to bound.
+			// its answer, and the end often comes in the answer's read):
+			// the connection is free already, and nothing is left to bound.
 			_ = resp.Body.Close()
 		} else {
 			drain(resp.Body)

@@ -154,39 +154,22 @@ func TestTransport(t *testing.T) {
 // JSON-RPC error (400), answers the request it refuses without ending the
 // connection, and the JSON-RPC error reaches the caller.
 func TestStatuses(t *testing.T) {
-	inner := testmcp.Handler(&testmcp.Options{})
 	var mu sync.Mutex
 	answer := 0 // the status the next tools/call gets; 0 passes it on
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	ts := httptest.NewServer(answering("echo", func(w http.ResponseWriter, r *http.Request, id json.RawMessage) bool {
 		mu.Lock()
 		code := answer
 		mu.Unlock()
-		if code != 0 && r.Method == http.MethodPost && r.ContentLength > 0 {
-			body := make([]byte, r.ContentLength)
-			_, _ = r.Body.Read(body)
-			var m struct {
-				ID     json.RawMessage `json:"id"`
-				Method string          `json:"method"`
-			}
-			if json.Unmarshal(body, &m) == nil && m.Method == "tools/call" {
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(code)
-				_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32000,"message":"busy here"}}`))
-				return
-			}
-			r.Body = readCloser{strings.NewReader(string(body))}
+		if code == 0 {
+			return false
 		}
-		inner.ServeHTTP(w, r)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":-32000,"message":"busy here"}}`))
+		return true
 	}))
-	defer ts.Close()
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, NewTransport(Options{Endpoint: ts.URL + testmcp.StreamablePath}), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	t.Cleanup(ts.Close)
+	ctx, _, cs := connectAt(t, ts.URL, Options{})
 	echo := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}
 	for _, code := range []int{http.StatusServiceUnavailable, http.StatusBadRequest} {
 		mu.Lock()
@@ -278,9 +261,10 @@ func TestCall(t *testing.T) {
 	}
 }
 
-// answering serves go-sdk's server (internal/testmcp), but answers a
-// tools/call of the tool named name with answer, given the request's id.
-func answering(name string, answer func(w http.ResponseWriter, r *http.Request, id json.RawMessage)) http.Handler {
+// answering serves go-sdk's server (internal/testmcp), but a tools/call of
+// the tool named name goes first to answer, given the request's id, which
+// reports whether it answered; what it leaves goes on to the server.
+func answering(name string, answer func(w http.ResponseWriter, r *http.Request, id json.RawMessage) bool) http.Handler {
 	inner := testmcp.Handler(&testmcp.Options{})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
@@ -295,8 +279,7 @@ func answering(name string, answer func(w http.ResponseWriter, r *http.Request, 
 					Name string `json:"name"`
 				} `json:"params"`
 			}
-			if json.Unmarshal(body, &m) == nil && m.Method == "tools/call" && m.Params.Name == name {
-				answer(w, r, m.ID)
+			if json.Unmarshal(body, &m) == nil && m.Method == "tools/call" && m.Params.Name == name && answer(w, r, m.ID) {
 				return
 			}
 			r.Body = readCloser{strings.NewReader(string(body))}
@@ -334,7 +317,7 @@ func answerEvent(id json.RawMessage, text string) string {
 func TestCallStreamEnded(t *testing.T) {
 	var mu sync.Mutex
 	conns := map[string]bool{}
-	ts := httptest.NewServer(answering("ended", func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+	ts := httptest.NewServer(answering("ended", func(w http.ResponseWriter, r *http.Request, id json.RawMessage) bool {
 		mu.Lock()
 		conns[r.RemoteAddr] = true
 		mu.Unlock()
@@ -342,6 +325,7 @@ func TestCallStreamEnded(t *testing.T) {
 		// stream's end come together.
 		w.Header().Set("Content-Type", "text/event-stream")
 		_, _ = io.WriteString(w, answerEvent(id, "ended"))
+		return true
 	}))
 	t.Cleanup(ts.Close)
 	ctx, tr, _ := connectAt(t, ts.URL, Options{NoStandaloneStream: true})
@@ -373,7 +357,7 @@ func TestCallStreamEnded(t *testing.T) {
 func TestCallStreamHeld(t *testing.T) {
 	release := make(chan struct{})
 	dropped := make(chan struct{}, 2) // a held stream whose client went away
-	ts := httptest.NewServer(answering("held", func(w http.ResponseWriter, r *http.Request, id json.RawMessage) {
+	ts := httptest.NewServer(answering("held", func(w http.ResponseWriter, r *http.Request, id json.RawMessage) bool {
 		w.Header().Set("Content-Type", "text/event-stream")
 		_, _ = io.WriteString(w, answerEvent(id, "held"))
 		w.(http.Flusher).Flush()
@@ -382,6 +366,7 @@ func TestCallStreamHeld(t *testing.T) {
 		case <-r.Context().Done():
 			dropped <- struct{}{}
 		}
+		return true
 	}))
 	t.Cleanup(ts.Close)
 	defer close(release)
