@@ -113,8 +113,8 @@ bench-overhead:
 # node) and a go-sdk connection per call, driving the same test server over
 # stdio and Streamable HTTP with 1, 8 and 64 callers, in interleaved rounds;
 # and the start-up of 1, 10 and 50 stdio servers and the heap per held
-# session. One markdown table, printed and written to bench/compare.md. About
-# ten minutes on two cores; BENCH_COMPARE_FLAGS=-quick for seconds. npm ci
+# session. One markdown table, printed and written to bench/compare.md, and
+# every round's measurements in bench/compare.csv. About ten minutes on two cores; BENCH_COMPARE_FLAGS=-quick for seconds. npm ci
 # runs only when bench/ts's lockfile changed.
 BENCH_COMPARE_FLAGS ?=
 
@@ -123,7 +123,7 @@ bench/ts/node_modules/.package-lock.json: bench/ts/package.json bench/ts/package
 	@touch $@
 
 bench-compare: bench/ts/node_modules/.package-lock.json
-	cd bench && $(GO) run . -out compare.md $(BENCH_COMPARE_FLAGS)
+	cd bench && $(GO) run . -out compare.md -samples compare.csv $(BENCH_COMPARE_FLAGS)
 
 # The soak of docs/reliability.md (integration/soak, behind the soak build
 # tag): heddle serve in a process of its own in front of two test servers of

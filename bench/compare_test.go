@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,6 +26,7 @@ func TestQuick(t *testing.T) {
 	cfg.quick()
 	cfg.quiet = true
 	cfg.out = t.TempDir() + "/compare.md"
+	cfg.samples = t.TempDir() + "/samples.csv"
 	if reason := tsMissing(); reason != "" {
 		if os.Getenv("CI") == "true" {
 			t.Fatalf("the TypeScript SDK client cannot run: %s", reason)
@@ -47,6 +51,7 @@ func TestQuick(t *testing.T) {
 
 	rows := tableRows(t, stdout.String())
 	want := expectedRows(cfg)
+	checkSamples(t, cfg, want)
 	for _, k := range want {
 		cells, ok := rows[k]
 		if !ok {
@@ -60,6 +65,45 @@ func TestQuick(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Logf("table:\n%s", &stdout)
+	}
+}
+
+// checkSamples checks that -samples holds a line for every round of every
+// row, with the row's first number.
+func checkSamples(t *testing.T, cfg settings, want []rowKey) {
+	t.Helper()
+	f, err := os.Open(cfg.samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lines, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatalf("-samples: %v", err)
+	}
+	if len(lines) == 0 || !slices.Equal(lines[0], csvHeader) {
+		t.Fatalf("-samples does not start with its header: %q", lines)
+	}
+	rounds := map[rowKey]int{}
+	for _, l := range lines[1:] {
+		k := rowKey{l[0], l[1], l[2], l[3]}
+		rounds[k]++
+		col := 5 // p50_s
+		if strings.HasSuffix(k.scenario, "held") {
+			col = 8 // bytes_per_call
+		}
+		if _, err := strconv.ParseFloat(l[col], 64); err != nil {
+			t.Errorf("-samples line %q: no %s", l, csvHeader[col])
+		}
+	}
+	for _, k := range want {
+		n := cfg.rounds
+		if k.callers == "–" {
+			n = cfg.startupRounds
+		}
+		if rounds[k] != n {
+			t.Errorf("-samples: %d lines of %v, want %d", rounds[k], k, n)
+		}
 	}
 }
 
@@ -184,6 +228,33 @@ func TestMedian(t *testing.T) {
 	}
 }
 
+// TestRatios checks that a ratio pairs the rounds: with raw go-sdk's
+// turns slow in one round and the other client's in another, the ratio of
+// medians would be 2.7 where the client was 0.9× raw go-sdk's in two
+// rounds of three; and a round one row lacks is left out.
+func TestRatios(t *testing.T) {
+	res := newResults()
+	raw := rowKey{"echo", "stdio", "1", rawGoSDK}
+	other := rowKey{"echo", "stdio", "1", "heddle"}
+	for round, v := range []float64{100, 100, 300, 50} {
+		res.add(raw, callRow, round, sample{p50: v, callsPerSec: v}, nil)
+	}
+	for round, v := range []float64{90, 270, 270} {
+		res.add(other, callRow, round, sample{p50: v, callsPerSec: v}, nil)
+	}
+	res.add(other, callRow, 3, sample{}, errors.New("failed in the last round"))
+	r := res.index[other].ratios(res.index[raw])
+	if r.p50 != 0.9 || r.callsPerSec != 0.9 {
+		t.Errorf("ratios p50 %v, calls/s %v; want 0.9, 0.9", r.p50, r.callsPerSec)
+	}
+	if !math.IsNaN(r.cpuPerCall) {
+		t.Errorf("CPU ratio of rounds without CPU: %v, want NaN", r.cpuPerCall)
+	}
+	if r := res.index[raw].ratios(res.index[raw]); r.p50 != 1 {
+		t.Errorf("raw go-sdk's ratio to itself: %v", r.p50)
+	}
+}
+
 func TestFormat(t *testing.T) {
 	for _, c := range []struct{ got, want string }{
 		{fmtSeconds(281.4e-6), "281 µs"},
@@ -193,7 +264,7 @@ func TestFormat(t *testing.T) {
 		{fmtBytes(74_867), "74.9 KB"},
 		{fmtBytes(34_000_000), "34.0 MB"},
 		{fmtCount(1234567), "1,234,567"},
-		{withRatio("1 ms", 2, 1), "1 ms (2.00×)"},
+		{withRatio("1 ms", 1e-3, 2), "1 ms (2.00×)"},
 		{withRatio("1 ms", 2, nan), "1 ms"},
 		{withRatio("", nan, 1), "n/a"},
 	} {

@@ -52,6 +52,7 @@ type settings struct {
 	root           string   // the repository (its go.mod builds the server)
 	script         string   // ts/bench.mjs
 	out            string   // also write the table here
+	samples        string   // write every round's sample here, as CSV
 	quiet          bool     // no progress on stderr
 }
 
@@ -116,6 +117,7 @@ func parseFlags(args []string, stderr io.Writer) (settings, time.Duration, error
 	fs.StringVar(&cfg.root, "root", cfg.root, "the repository's `directory`, whose go.mod builds cmd/heddle-testmcp")
 	fs.StringVar(&cfg.script, "script", cfg.script, "the TypeScript SDK client's `file`")
 	fs.StringVar(&cfg.out, "out", "", "also write the table to this `file`")
+	fs.StringVar(&cfg.samples, "samples", "", "write every round's measurements to this `file`, as CSV (the table's medians and ratios are computed from them)")
 	fs.BoolVar(&cfg.quiet, "q", false, "no progress on stderr")
 	timeout := fs.Duration("timeout", 40*time.Minute, "stop everything and fail after this long")
 	if err := fs.Parse(args); err != nil {

@@ -29,6 +29,7 @@ type sample struct {
 	cpuPerCall  float64 // the client process's user+system CPU, in seconds per call
 	bytesPer    float64 // bytes allocated per call
 	allocsPer   float64 // allocations per call
+	round       int     // the round it was measured in (results.add sets it)
 }
 
 // callFunc makes one call and reports its failure, a tool error included.

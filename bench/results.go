@@ -1,9 +1,12 @@
 package main
 
 import (
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 )
 
 var nan = math.NaN()
@@ -51,8 +54,8 @@ func (r *results) row(k rowKey, kind rowKind) *row {
 	return w
 }
 
-// add records one round's sample, or its failure.
-func (r *results) add(k rowKey, kind rowKind, s sample, err error) {
+// add records the sample of round, or its failure.
+func (r *results) add(k rowKey, kind rowKind, round int, s sample, err error) {
 	w := r.row(k, kind)
 	if err != nil {
 		if w.err == nil {
@@ -60,6 +63,7 @@ func (r *results) add(k rowKey, kind rowKind, s sample, err error) {
 		}
 		return
 	}
+	s.round = round
 	w.samples = append(w.samples, s)
 }
 
@@ -76,20 +80,73 @@ func (r *results) err() error {
 
 // medians is a row's median sample: each metric's median over the rounds.
 func (w *row) medians() sample {
-	pick := func(f func(sample) float64) float64 {
+	return metricwise(func(metric func(sample) float64) float64 {
 		xs := make([]float64, 0, len(w.samples))
 		for _, s := range w.samples {
-			if v := f(s); !math.IsNaN(v) {
+			if v := metric(s); !math.IsNaN(v) {
 				xs = append(xs, v)
 			}
 		}
 		return median(xs)
+	})
+}
+
+// ratios are the row's ratios to base, metric by metric: the median, over
+// the rounds both rows measured, of the row's value over base's in the same
+// round. Clients that take turns within a round meet the machine in the
+// same state, so a round's ratio leaves out the drift from round to round
+// (a noisy neighbour, the CPUs' clocks) that a ratio of the two medians
+// keeps.
+func (w *row) ratios(base *row) sample {
+	inRound := make(map[int]sample, len(base.samples))
+	for _, s := range base.samples {
+		inRound[s.round] = s
 	}
+	return metricwise(func(metric func(sample) float64) float64 {
+		xs := make([]float64, 0, len(w.samples))
+		for _, s := range w.samples {
+			b, ok := inRound[s.round]
+			if v, bv := metric(s), metric(b); ok && !math.IsNaN(v) && !math.IsNaN(bv) && bv != 0 {
+				xs = append(xs, v/bv)
+			}
+		}
+		return median(xs)
+	})
+}
+
+// metricwise is the sample whose every metric is f of that metric.
+func metricwise(f func(metric func(sample) float64) float64) sample {
 	return sample{
-		p50:         pick(func(s sample) float64 { return s.p50 }),
-		callsPerSec: pick(func(s sample) float64 { return s.callsPerSec }),
-		cpuPerCall:  pick(func(s sample) float64 { return s.cpuPerCall }),
-		bytesPer:    pick(func(s sample) float64 { return s.bytesPer }),
-		allocsPer:   pick(func(s sample) float64 { return s.allocsPer }),
+		p50:         f(func(s sample) float64 { return s.p50 }),
+		callsPerSec: f(func(s sample) float64 { return s.callsPerSec }),
+		cpuPerCall:  f(func(s sample) float64 { return s.cpuPerCall }),
+		bytesPer:    f(func(s sample) float64 { return s.bytesPer }),
+		allocsPer:   f(func(s sample) float64 { return s.allocsPer }),
+		round:       -1,
 	}
+}
+
+// csvHeader names the columns of results.csv.
+var csvHeader = []string{"scenario", "transport", "callers", "client", "round", "p50_s", "calls_per_s", "cpu_s_per_call", "bytes_per_call", "allocs_per_call"}
+
+// csv writes every round's sample of every row, one line each, in the
+// rows' order; a metric the client cannot give is empty.
+func (r *results) csv() string {
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	_ = w.Write(csvHeader)
+	num := func(v float64) string {
+		if math.IsNaN(v) {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	for _, row := range r.rows {
+		for _, s := range row.samples {
+			_ = w.Write([]string{row.scenario, row.transport, row.callers, row.client, strconv.Itoa(s.round),
+				num(s.p50), num(s.callsPerSec), num(s.cpuPerCall), num(s.bytesPer), num(s.allocsPer)})
+		}
+	}
+	w.Flush()
+	return b.String()
 }

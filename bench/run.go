@@ -111,6 +111,11 @@ func run(ctx context.Context, cfg settings, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	if cfg.samples != "" {
+		if err := os.WriteFile(cfg.samples, []byte(res.csv()), 0o644); err != nil {
+			return err
+		}
+	}
 	return res.err()
 }
 
@@ -176,15 +181,15 @@ func callRows(ctx context.Context, cfg settings, t target, kinds []clientKind, r
 			for i := range kinds { // the rows in the clients' order
 				res.row(key(i), callRow)
 			}
-			for range cfg.rounds {
+			for round := range cfg.rounds {
 				for _, i := range rng.Perm(len(kinds)) {
 					key := key(i)
 					if failed[i] != nil {
-						res.add(key, callRow, sample{}, failed[i])
+						res.add(key, callRow, round, sample{}, failed[i])
 						continue
 					}
 					s, err := turn(ctx, clients[i], loads[i])
-					res.add(key, callRow, s, err)
+					res.add(key, callRow, round, s, err)
 					failed[i] = err
 				}
 			}
@@ -254,15 +259,15 @@ func startupRows(ctx context.Context, cfg settings, bin string, n int, setups []
 		_, failed[i] = k.startup(ctx, bin, 1)
 		res.row(rowKey{scenario, "stdio", "–", k.name}, startupRow)
 	}
-	for range cfg.startupRounds {
+	for round := range cfg.startupRounds {
 		for _, i := range rng.Perm(len(setups)) {
 			key := rowKey{scenario, "stdio", "–", setups[i].name}
 			if failed[i] != nil {
-				res.add(key, startupRow, sample{}, failed[i])
+				res.add(key, startupRow, round, sample{}, failed[i])
 				continue
 			}
 			s, err := setups[i].startup(ctx, bin, n)
-			res.add(key, startupRow, s, err)
+			res.add(key, startupRow, round, s, err)
 			failed[i] = err
 		}
 	}
@@ -277,15 +282,15 @@ func heldRows(ctx context.Context, cfg settings, url string, setups []setupKind,
 		_, failed[i] = k.heldHeap(ctx, url, 2)
 		res.row(rowKey{scenario, transportName("http"), "–", k.name}, heldRow)
 	}
-	for range cfg.startupRounds {
+	for round := range cfg.startupRounds {
 		for _, i := range rng.Perm(len(setups)) {
 			key := rowKey{scenario, transportName("http"), "–", setups[i].name}
 			if failed[i] != nil {
-				res.add(key, heldRow, sample{}, failed[i])
+				res.add(key, heldRow, round, sample{}, failed[i])
 				continue
 			}
 			h, err := setups[i].heldHeap(ctx, url, cfg.held)
-			res.add(key, heldRow, sample{p50: nan, callsPerSec: nan, cpuPerCall: nan, bytesPer: h, allocsPer: nan}, err)
+			res.add(key, heldRow, round, sample{p50: nan, callsPerSec: nan, cpuPerCall: nan, bytesPer: h, allocsPer: nan}, err)
 			failed[i] = err
 		}
 	}
@@ -310,7 +315,7 @@ func legend(cfg settings, node *nodeWorker, protocols []string, seed uint64, loa
 			ts += fmt.Sprintf(", which printed %s %s lines (node's fetch adds an abort listener to the HTTP transport's one AbortSignal for every request and removes it when the request is collected; past 1,500 at once node warns on every call, and the printing is in the SDK's numbers)", fmtCount(float64(n)), listenerWarning)
 		}
 	}
-	return fmt.Sprintf(`Each number is the median over %d rounds (start-up and held sessions: %d); in each round every client takes one turn, in a random order. In parentheses: the ratio to raw go-sdk's median in the same scenario, transport and callers (calls/s: higher is better; the others: lower is better).
+	return fmt.Sprintf(`Each number is the median over %d rounds (start-up and held sessions: %d); in each round every client takes one turn, in a random order. In parentheses: the ratio to raw go-sdk in the same scenario, transport and callers, the median over the rounds of the ratio of the client's turn to raw go-sdk's turn in the same round (calls/s: higher is better; the others: lower is better).
 
 - Call rows: a turn is %d echo calls (the fresh-connection client: %d) or %d sleep calls per caller (the fresh-connection client: %d), made by the callers sharing one session; each Go client's turn starts from a collected heap whose freed memory has been returned (debug.FreeOSMemory), and node collects its turn's garbage (gc()) once it has measured the turn, so that no turn pays for the garbage of the one before, and is long enough for its own garbage to be collected at the rate it allocates. p50 is the median call's latency; calls/s is calls over the turn's wall time; CPU is the client process's user+system CPU per call (Go: getrusage RUSAGE_SELF over the turn; ts-sdk: process.cpuUsage()), the servers being other processes; bytes and allocs are per call (runtime.MemStats TotalAlloc and Mallocs over the turn, after a collection), n/a for node, which does not count them.
 - Start-up rows: p50 is the time until every session is connected and has listed its tools (heddle: runtime.Open of a deployment of that many servers), CPU, bytes and allocs are the whole start-up's.

@@ -16,16 +16,15 @@ const tableHeader = "| scenario | transport | callers | client | p50 | calls/s |
 
 // renderTable writes the table: a line per row, each number its median
 // over the rounds and, in parentheses, its ratio to raw go-sdk's in the
-// same scenario, transport and callers.
+// same scenario, transport and callers (row.ratios).
 func renderTable(res *results) string {
 	var b strings.Builder
 	b.WriteString(tableHeader)
 	for _, w := range res.rows {
 		cells := []string{w.scenario, w.transport, w.callers, w.client}
-		var base *sample
-		if raw, ok := res.index[rowKey{w.scenario, w.transport, w.callers, rawGoSDK}]; ok && raw.err == nil && len(raw.samples) > 0 {
-			m := raw.medians()
-			base = &m
+		base := res.index[rowKey{w.scenario, w.transport, w.callers, rawGoSDK}]
+		if base != nil && base.err != nil {
+			base = nil
 		}
 		cells = append(cells, w.cells(base)...)
 		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
@@ -33,8 +32,9 @@ func renderTable(res *results) string {
 	return b.String()
 }
 
-// cells are the row's five numbers, as its kind has them.
-func (w *row) cells(base *sample) []string {
+// cells are the row's five numbers, as its kind has them, with their
+// ratios to base's (none when base is nil).
+func (w *row) cells(base *row) []string {
 	if w.err != nil || len(w.samples) == 0 {
 		msg := "no sample"
 		if w.err != nil {
@@ -42,41 +42,41 @@ func (w *row) cells(base *sample) []string {
 		}
 		return []string{msg, "", "", "", ""}
 	}
-	m := w.medians()
-	if base == nil {
-		base = &sample{nan, nan, nan, nan, nan}
+	m, r := w.medians(), metricwise(func(func(sample) float64) float64 { return nan })
+	if base != nil {
+		r = w.ratios(base)
 	}
 	const none = "–"
 	switch w.kind {
 	case startupRow:
 		return []string{
-			withRatio(fmtSeconds(m.p50), m.p50, base.p50), none,
-			withRatio(fmtSeconds(m.cpuPerCall), m.cpuPerCall, base.cpuPerCall),
-			withRatio(fmtBytes(m.bytesPer), m.bytesPer, base.bytesPer),
-			withRatio(fmtCount(m.allocsPer), m.allocsPer, base.allocsPer),
+			withRatio(fmtSeconds(m.p50), m.p50, r.p50), none,
+			withRatio(fmtSeconds(m.cpuPerCall), m.cpuPerCall, r.cpuPerCall),
+			withRatio(fmtBytes(m.bytesPer), m.bytesPer, r.bytesPer),
+			withRatio(fmtCount(m.allocsPer), m.allocsPer, r.allocsPer),
 		}
 	case heldRow:
-		return []string{none, none, none, withRatio(fmtBytes(m.bytesPer), m.bytesPer, base.bytesPer), none}
+		return []string{none, none, none, withRatio(fmtBytes(m.bytesPer), m.bytesPer, r.bytesPer), none}
 	}
 	return []string{
-		withRatio(fmtSeconds(m.p50), m.p50, base.p50),
-		withRatio(fmtCount(m.callsPerSec), m.callsPerSec, base.callsPerSec),
-		withRatio(fmtSeconds(m.cpuPerCall), m.cpuPerCall, base.cpuPerCall),
-		withRatio(fmtBytes(m.bytesPer), m.bytesPer, base.bytesPer),
-		withRatio(fmtCount(m.allocsPer), m.allocsPer, base.allocsPer),
+		withRatio(fmtSeconds(m.p50), m.p50, r.p50),
+		withRatio(fmtCount(m.callsPerSec), m.callsPerSec, r.callsPerSec),
+		withRatio(fmtSeconds(m.cpuPerCall), m.cpuPerCall, r.cpuPerCall),
+		withRatio(fmtBytes(m.bytesPer), m.bytesPer, r.bytesPer),
+		withRatio(fmtCount(m.allocsPer), m.allocsPer, r.allocsPer),
 	}
 }
 
-// withRatio is s followed by v/base as "(1.23×)", or s alone when either
-// is not a number.
-func withRatio(s string, v, base float64) string {
+// withRatio is s followed by ratio as "(1.23×)", "n/a" when v is not a
+// number, or s alone when ratio is not.
+func withRatio(s string, v, ratio float64) string {
 	if math.IsNaN(v) {
 		return "n/a"
 	}
-	if math.IsNaN(base) || base == 0 {
+	if math.IsNaN(ratio) {
 		return s
 	}
-	return fmt.Sprintf("%s (%.2f×)", s, v/base)
+	return fmt.Sprintf("%s (%.2f×)", s, ratio)
 }
 
 // fmtSeconds writes a duration in µs, ms or s with three significant
