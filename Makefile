@@ -114,8 +114,9 @@ bench-overhead:
 # stdio and Streamable HTTP with 1, 8 and 64 callers, in interleaved rounds;
 # and the start-up of 1, 10 and 50 stdio servers and the heap per held
 # session. One markdown table, printed and written to bench/compare.md, and
-# every round's measurements in bench/compare.csv. About ten minutes on two cores; BENCH_COMPARE_FLAGS=-quick for seconds. npm ci
-# runs only when bench/ts's lockfile changed.
+# every round's measurements in bench/compare.csv. About ten minutes on two
+# cores; BENCH_COMPARE_FLAGS=-quick for seconds. npm ci runs only when
+# bench/ts's lockfile changed.
 BENCH_COMPARE_FLAGS ?=
 
 bench/ts/node_modules/.package-lock.json: bench/ts/package.json bench/ts/package-lock.json

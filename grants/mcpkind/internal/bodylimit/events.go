@@ -34,8 +34,7 @@ type events struct {
 	// mu is held by Read while it runs, and tried by Close: the buffers go
 	// back to their pools from whichever of the two finds the stream over.
 	mu    sync.Mutex
-	in    *bufio.Reader    // nil once back in its pool
-	pool  *sync.Pool       // in's
+	in    *bufio.Reader    // nil once back in its pool (readersFor)
 	event *msglimit.Buffer // the event being read, then handed on; nil likewise
 	err   error            // what Read returns once the event is handed on
 }
@@ -49,12 +48,17 @@ var (
 // errClosed is what Read returns after Close.
 var errClosed = errors.New("read on a closed event stream")
 
-func newEvents(body io.ReadCloser, limit int, call func() json.RawMessage) *events {
-	pool := &readers
+// readersFor is the pool of the readers a stream is read through: a call's
+// answer (call set) through 32 KiB, the session's stream through 4 KiB.
+func readersFor(call func() json.RawMessage) *sync.Pool {
 	if call == nil {
-		pool = &sessionReaders
+		return &sessionReaders
 	}
-	e := &events{body: body, src: endread.Reader{R: body}, in: pool.Get().(*bufio.Reader), pool: pool, event: buffers.Get().(*msglimit.Buffer), limit: limit, call: call}
+	return &readers
+}
+
+func newEvents(body io.ReadCloser, limit int, call func() json.RawMessage) *events {
+	e := &events{body: body, src: endread.Reader{R: body}, in: readersFor(call).Get().(*bufio.Reader), event: buffers.Get().(*msglimit.Buffer), limit: limit, call: call}
 	e.in.Reset(&e.src)
 	return e
 }
@@ -104,7 +108,7 @@ func (e *events) release() {
 		return
 	}
 	e.in.Reset(nil)
-	e.pool.Put(e.in)
+	readersFor(e.call).Put(e.in)
 	e.src.R = nil
 	e.event.Reset()
 	buffers.Put(e.event)
