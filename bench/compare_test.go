@@ -273,3 +273,40 @@ func TestFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeStdioFailure checks that a TypeScript SDK call that fails over
+// stdio says what its server was doing: whether it runs, how many messages
+// the client read from it, and the end of its stderr.
+func TestNodeStdioFailure(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the test server and starts node")
+	}
+	if reason := tsMissing(); reason != "" {
+		t.Skip(reason)
+	}
+	defer killAll()
+	ctx := context.Background()
+	bin, err := buildServer(ctx, "..", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := startNode(defaultConfig().script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.stop()
+	c, err := openNode(w)(ctx, target{transport: "stdio", bin: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close()
+	_, err = turn(ctx, c, load{tool: "no-such-tool", args: map[string]any{}, calls: 1, callers: 1})
+	if err == nil {
+		t.Fatal("a call of a tool the server does not have succeeded")
+	}
+	for _, want := range []string{"the stdio server (pid ", ") is running", "the client read 1 message from it since it connected", `msg="session initialized"`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error does not say %q:\n%v", want, err)
+		}
+	}
+}

@@ -33,14 +33,41 @@ const requestTimeout = { timeout: 60_000 };
 
 const clients = new Map();
 
-// connect returns a connected client to the server a command names.
+// stderrKept is how much of a stdio server's stderr a client keeps, the
+// end of it, for the error of a call that fails.
+const stderrKept = 4096;
+
+// connect returns a connected client to the server a command names. A
+// stdio client keeps what its server last wrote on stderr and counts the
+// messages it reads from it, which the error of a failed call reports.
 async function connect(cmd) {
   const client = new Client({ name: "bench-ts-sdk", version: "0" }, { capabilities: {} });
-  const transport =
-    cmd.transport === "stdio"
-      ? new StdioClientTransport({ command: cmd.command, args: [], stderr: "ignore" })
-      : new StreamableHTTPClientTransport(new URL(cmd.url));
+  if (cmd.transport !== "stdio") {
+    await client.connect(new StreamableHTTPClientTransport(new URL(cmd.url)), requestTimeout);
+    return client;
+  }
+  const transport = new StdioClientTransport({ command: cmd.command, args: [], stderr: "pipe" });
+  const seen = { stderr: "", messages: 0, lastAt: 0 };
+  transport.stderr.on("data", (b) => {
+    seen.stderr = (seen.stderr + b.toString()).slice(-stderrKept);
+  });
   await client.connect(transport, requestTimeout);
+  const onmessage = transport.onmessage;
+  transport.onmessage = (msg, extra) => {
+    seen.messages++;
+    seen.lastAt = performance.now();
+    onmessage?.(msg, extra);
+  };
+  client.describeServer = () => {
+    let alive = "exited";
+    try {
+      process.kill(transport.pid, 0);
+      alive = "running";
+    } catch {}
+    const last = seen.lastAt ? `, the last ${Math.round(performance.now() - seen.lastAt)} ms ago` : "";
+    const tail = seen.stderr.trim() ? `its stderr ended with:\n${seen.stderr.trim()}` : "it wrote nothing on stderr";
+    return `the stdio server (pid ${transport.pid}) is ${alive}; the client read ${seen.messages} message${seen.messages === 1 ? "" : "s"} from it since it connected${last}; ${tail}`;
+  };
   return client;
 }
 
@@ -71,6 +98,7 @@ async function run(cmd) {
     await Promise.all(Array.from({ length: cmd.callers }, worker));
   } catch (e) {
     next = cmd.calls; // stop the others
+    if (client.describeServer) throw new Error(`${e?.message ?? e}; ${client.describeServer()}`, { cause: e });
     throw e;
   }
   const wallMs = performance.now() - t0;
