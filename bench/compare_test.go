@@ -155,7 +155,7 @@ func expectedRows(cfg settings) []rowKey {
 	for _, tr := range cfg.transports {
 		for _, sc := range scenarios(cfg) {
 			for _, c := range cfg.callers {
-				for _, cl := range append(clients, "fresh conn (go-sdk)") {
+				for _, cl := range append(clients, minimalClient, "fresh conn (go-sdk)") {
 					want = append(want, rowKey{sc.name, transportName(tr), strconv.Itoa(c), cl})
 				}
 			}
@@ -308,5 +308,53 @@ func TestNodeStdioFailure(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the error does not say %q:\n%v", want, err)
 		}
+	}
+}
+
+// TestMinimalClient checks that the minimal client calls a tool over each
+// transport and, as every client of the table, fails on an answer that is
+// not a result: a JSON-RPC error (an unknown tool) or a tool error.
+func TestMinimalClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the test server and starts it")
+	}
+	defer killAll()
+	ctx := context.Background()
+	bin, err := buildServer(ctx, "..", t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range []string{"stdio", "http", "http-json"} {
+		t.Run(tr, func(t *testing.T) {
+			tg := target{transport: tr, bin: bin}
+			if tr != "stdio" {
+				var args []string
+				if tr == "http-json" {
+					args = append(args, "--json-response")
+				}
+				s, err := startHTTPServer(bin, args...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.stop()
+				tg.url = s.url
+			}
+			c, err := openMinimal(ctx, tg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := turn(ctx, c, load{tool: "echo", args: echoArgs(), calls: 20, callers: 4}); err != nil {
+				t.Errorf("echo: %v", err)
+			}
+			if _, err := turn(ctx, c, load{tool: "no-such-tool", args: map[string]any{}, calls: 1, callers: 1}); err == nil {
+				t.Error("a call of a tool the server does not have succeeded")
+			}
+			if _, err := turn(ctx, c, load{tool: "fail", args: map[string]any{}, calls: 1, callers: 1}); err == nil || !strings.Contains(err.Error(), "tool error") {
+				t.Errorf("a call answered with a tool error: %v, want the tool error", err)
+			}
+			if err := c.close(); err != nil {
+				t.Errorf("close: %v", err)
+			}
+		})
 	}
 }

@@ -78,7 +78,9 @@ func run(ctx context.Context, cfg settings, stdout, stderr io.Writer) error {
 		kinds = append(kinds, clientKind{name: "ts-sdk", open: openNode(node)})
 		setups = append(setups, setupKind{name: "ts-sdk", node: node})
 	}
-	kinds = append(kinds, clientKind{name: "fresh conn (go-sdk)", open: openFresh, fresh: true})
+	kinds = append(kinds,
+		clientKind{name: minimalClient, open: openMinimal},
+		clientKind{name: "fresh conn (go-sdk)", open: openFresh, fresh: true})
 
 	seed := uint64(time.Now().UnixNano())
 	rng := rand.New(rand.NewPCG(seed, seed>>1))
@@ -320,7 +322,7 @@ func legend(cfg settings, node *nodeWorker, protocols []string, seed uint64, loa
 - Call rows: a turn is %d echo calls (the fresh-connection client: %d) or %d sleep calls per caller (the fresh-connection client: %d), made by the callers sharing one session; each Go client's turn starts from a collected heap whose freed memory has been returned (debug.FreeOSMemory), and node collects its turn's garbage (gc()) once it has measured the turn, so that no turn pays for the garbage of the one before, and is long enough for its own garbage to be collected at the rate it allocates. p50 is the median call's latency; calls/s is calls over the turn's wall time; CPU is the client process's user+system CPU per call (Go: getrusage RUSAGE_SELF over the turn; ts-sdk: process.cpuUsage()), the servers being other processes; bytes and allocs are per call (runtime.MemStats TotalAlloc and Mallocs over the turn, after a collection), n/a for node, which does not count them.
 - Start-up rows: p50 is the time until every session is connected and has listed its tools (heddle: runtime.Open of a deployment of that many servers), CPU, bytes and allocs are the whole start-up's.
 - Held rows: bytes is the live heap per session with %d sessions open to one server, each having listed its tools (Go: HeapAlloc after collections; ts-sdk: heapUsed after gc()).
-- heddle: Toolset.Call of a runtime opened from a compiled deployment with default policies. fresh conn: go-sdk connect, initialize, call and close for every call (over stdio a server process per call; over HTTP an HTTP client per call).
+- heddle: Toolset.Call of a runtime opened from a compiled deployment with default policies. fresh conn: go-sdk connect, initialize, call and close for every call (over stdio a server process per call; over HTTP an HTTP client per call). minimal: no MCP library, the floor of a Go client on the same wire: initialize, then each call one tools/call line on the server's stdin or one POST, its answer decoded with encoding/json only as far as its id, result or error and isError.
 - Server: cmd/heddle-testmcp, one build, a process of its own; over stdio each client starts its own, over HTTP the clients share one per transport on 127.0.0.1.
 - Protocol versions negotiated: %s; heddle leaves the choice to go-sdk, as raw go-sdk does.
 
