@@ -110,13 +110,14 @@ bench-overhead:
 
 # heddle beside other MCP clients (bench/, a module of its own; its README
 # says how): heddle's toolset, raw go-sdk, mcp-go, the TypeScript SDK (run by
-# node) and a go-sdk connection per call, driving the same test server over
-# stdio and Streamable HTTP with 1, 8 and 64 callers, in interleaved rounds;
-# and the start-up of 1, 10 and 50 stdio servers and the heap per held
-# session. One markdown table, printed and written to bench/compare.md, and
-# every round's measurements in bench/compare.csv. About ten minutes on two
-# cores; BENCH_COMPARE_FLAGS=-quick for seconds. npm ci runs only when
-# bench/ts's lockfile changed.
+# node), a client with no MCP library and a go-sdk connection per call,
+# driving the same test server over stdio and Streamable HTTP with 1, 8 and
+# 64 callers, in interleaved rounds; and the start-up of 1, 10 and 50 stdio
+# servers and the heap per held session. One markdown table, printed and
+# written to bench/compare.md, and every round's measurements in
+# bench/compare.csv. About twelve minutes on two cores;
+# BENCH_COMPARE_FLAGS=-quick for seconds. npm ci runs only when bench/ts's
+# lockfile changed.
 BENCH_COMPARE_FLAGS ?=
 
 bench/ts/node_modules/.package-lock.json: bench/ts/package.json bench/ts/package-lock.json
