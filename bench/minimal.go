@@ -83,6 +83,24 @@ func initializeParams() map[string]any {
 	}
 }
 
+// minimalRequester sends a request and returns its response: the minimal
+// client's session over stdio or HTTP.
+type minimalRequester interface {
+	request(ctx context.Context, method string, params any) (minimalAnswer, error)
+}
+
+// minimalCall is a call of a tool over c: an error unless it is answered
+// with a result that is not a tool error.
+func minimalCall(c minimalRequester) callFunc {
+	return func(ctx context.Context, tool string, args map[string]any) error {
+		a, err := c.request(ctx, "tools/call", map[string]any{"name": tool, "arguments": args})
+		if err != nil {
+			return err
+		}
+		return a.err()
+	}
+}
+
 func openMinimal(ctx context.Context, t target) (client, error) {
 	if t.stdio() {
 		return openMinimalStdio(ctx, t)
@@ -104,15 +122,8 @@ type minimalStdio struct {
 
 func openMinimalStdio(ctx context.Context, t target) (client, error) {
 	cmd := exec.Command(t.bin)
-	stdin, err := cmd.StdinPipe()
+	stdin, stdout, err := startPiped(cmd)
 	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := startGroup(cmd); err != nil {
 		return nil, err
 	}
 	c := &minimalStdio{stdin: stdin, waiting: map[int64]chan minimalAnswer{}, done: make(chan struct{})}
@@ -133,14 +144,7 @@ func openMinimalStdio(ctx context.Context, t target) (client, error) {
 		_ = closeAll()
 		return nil, fmt.Errorf("minimal client over stdio: %w", err)
 	}
-	call := func(ctx context.Context, tool string, args map[string]any) error {
-		a, err := c.request(ctx, "tools/call", map[string]any{"name": tool, "arguments": args})
-		if err != nil {
-			return err
-		}
-		return a.err()
-	}
-	return inProcess{goClient{call: call, proto: minimalProtocol, close: closeAll}}, nil
+	return inProcess{goClient{call: minimalCall(c), proto: minimalProtocol, close: closeAll}}, nil
 }
 
 func (c *minimalStdio) handshake(ctx context.Context) error {
@@ -271,13 +275,6 @@ func openMinimalHTTP(ctx context.Context, t target) (client, error) {
 		closeIdle()
 		return nil, fmt.Errorf("minimal client over HTTP: %w", err)
 	}
-	call := func(ctx context.Context, tool string, args map[string]any) error {
-		a, err := c.request(ctx, "tools/call", map[string]any{"name": tool, "arguments": args})
-		if err != nil {
-			return err
-		}
-		return a.err()
-	}
 	closeSession := func() error {
 		defer closeIdle()
 		req, err := http.NewRequest(http.MethodDelete, c.url, nil)
@@ -292,7 +289,7 @@ func openMinimalHTTP(ctx context.Context, t target) (client, error) {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		return resp.Body.Close()
 	}
-	return inProcess{goClient{call: call, proto: minimalProtocol, close: closeSession}}, nil
+	return inProcess{goClient{call: minimalCall(c), proto: minimalProtocol, close: closeSession}}, nil
 }
 
 func (c *minimalHTTP) headers(req *http.Request) {

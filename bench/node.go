@@ -42,15 +42,8 @@ func startNode(script string) (*nodeWorker, error) {
 	cmd.Dir = filepath.Dir(script)
 	warnings := &warningCounter{out: os.Stderr}
 	cmd.Stderr = warnings
-	stdin, err := cmd.StdinPipe()
+	stdin, stdout, err := startPiped(cmd)
 	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := startGroup(cmd); err != nil {
 		return nil, err
 	}
 	w := &nodeWorker{cmd: cmd, stdin: stdin, lines: make(chan []byte, 1), exited: make(chan struct{}), warnings: warnings}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,6 +35,23 @@ func startGroup(cmd *exec.Cmd) error {
 	procs.pgids[cmd.Process.Pid] = struct{}{}
 	procs.mu.Unlock()
 	return nil
+}
+
+// startPiped starts cmd as startGroup does, with pipes to its stdin and
+// from its stdout.
+func startPiped(cmd *exec.Cmd) (io.WriteCloser, io.ReadCloser, error) {
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := startGroup(cmd); err != nil {
+		return nil, nil, err
+	}
+	return stdin, stdout, nil
 }
 
 // killGroup kills the process group of cmd, started by startGroup. The
