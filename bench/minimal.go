@@ -11,7 +11,6 @@ import (
 	"mime"
 	"net/http"
 	"os/exec"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -207,13 +206,9 @@ func (c *minimalStdio) request(ctx context.Context, method string, params any) (
 // until the server's stdout ends; then it fails the calls still waiting.
 func (c *minimalStdio) read(stdout io.Reader) {
 	defer close(c.done)
-	r := bufio.NewReaderSize(stdout, 64<<10)
-	var err error
-	for {
-		var line []byte
-		if line, err = readLine(r); err != nil {
-			break
-		}
+	sc := lines(stdout)
+	for sc.Scan() {
+		line := sc.Bytes()
 		var a minimalAnswer
 		if json.Unmarshal(line, &a) != nil || a.ID == nil {
 			continue // a notification, or a request of the server's
@@ -226,6 +221,10 @@ func (c *minimalStdio) read(stdout io.Reader) {
 			ch <- a
 		}
 	}
+	err := sc.Err()
+	if err == nil {
+		err = io.EOF
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.readErr = fmt.Errorf("reading the server's stdout: %w", err)
@@ -235,28 +234,11 @@ func (c *minimalStdio) read(stdout io.Reader) {
 	}
 }
 
-// readLine reads one line of at most maxMinimalLine bytes, without its
-// newline; the slice is r's and valid until the next read.
-func readLine(r *bufio.Reader) ([]byte, error) {
-	line, err := r.ReadSlice('\n')
-	if err == nil {
-		return bytes.TrimRight(line, "\r\n"), nil
-	}
-	if !errors.Is(err, bufio.ErrBufferFull) {
-		return nil, err
-	}
-	long := append([]byte(nil), line...)
-	for errors.Is(err, bufio.ErrBufferFull) {
-		if len(long) > maxMinimalLine {
-			return nil, fmt.Errorf("a line longer than %d bytes", maxMinimalLine)
-		}
-		line, err = r.ReadSlice('\n')
-		long = append(long, line...)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(long, "\r\n"), nil
+// lines reads r line by line, each line at most maxMinimalLine bytes.
+func lines(r io.Reader) *bufio.Scanner {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), maxMinimalLine)
+	return sc
 }
 
 // minimalHTTP is the minimal client's session with a Streamable HTTP
@@ -363,19 +345,16 @@ func readAnswer(resp *http.Response, id int64) (minimalAnswer, error) {
 		}
 		return a, nil
 	}
-	r := bufio.NewReader(body)
-	for {
-		line, err := readLine(r)
-		if err != nil {
-			return minimalAnswer{}, fmt.Errorf("the event stream ended without the response: %w", err)
-		}
-		data, ok := strings.CutPrefix(string(line), "data:")
+	sc := lines(body)
+	for sc.Scan() {
+		data, ok := bytes.CutPrefix(sc.Bytes(), []byte("data:"))
 		if !ok {
 			continue
 		}
 		var a minimalAnswer
-		if json.Unmarshal([]byte(strings.TrimSpace(data)), &a) == nil && a.ID != nil && *a.ID == id {
+		if json.Unmarshal(data, &a) == nil && a.ID != nil && *a.ID == id {
 			return a, nil
 		}
 	}
+	return minimalAnswer{}, fmt.Errorf("the event stream ended without the response (%v)", sc.Err())
 }
