@@ -328,7 +328,14 @@ func TestCallStreamEnded(t *testing.T) {
 		return true
 	}))
 	t.Cleanup(ts.Close)
-	ctx, tr, _ := connectAt(t, ts.URL, Options{NoStandaloneStream: true})
+	// One connection at most: go-sdk reads initialize's answer through
+	// Write, whose goroutine may hand a connection back to the pool after
+	// a call has begun, and the pool hands out the last one back. With
+	// one, a call whose stream was closed early would make the next call
+	// dial again.
+	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}}
+	t.Cleanup(client.CloseIdleConnections)
+	ctx, tr, _ := connectAt(t, ts.URL, Options{NoStandaloneStream: true, Client: client})
 	before := drains.Load()
 	for i := range 3 {
 		id, _ := jsonrpc.MakeID(fmt.Sprintf("ended-%d", i))
