@@ -97,9 +97,11 @@ func checkSamples(t *testing.T, cfg settings, want []rowKey) {
 		}
 	}
 	for _, k := range want {
-		n := cfg.rounds
-		if k.callers == "–" {
-			n = cfg.startupRounds
+		n := cfg.startupRounds
+		for _, sc := range scenarios(cfg) {
+			if callers, err := strconv.Atoi(k.callers); err == nil && sc.name == k.scenario {
+				n = sc.rounds(cfg, callers)
+			}
 		}
 		if rounds[k] != n {
 			t.Errorf("-samples: %d lines of %v, want %d", rounds[k], k, n)

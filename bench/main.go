@@ -39,6 +39,7 @@ const maxCallers = 64
 // settings are what the command line asks for.
 type settings struct {
 	rounds         int      // measured rounds per cell
+	sleepRounds    int      // measured rounds of the sleep cells at one caller (at least rounds)
 	calls          int      // echo calls per turn of a client with a session
 	freshCalls     int      // echo calls per turn of the fresh-connection client
 	sleepMS        int      // the sleep tool's ms
@@ -59,7 +60,7 @@ type settings struct {
 // defaultConfig is a full run: about ten minutes on two shared vCPUs.
 func defaultConfig() settings {
 	return settings{
-		rounds: 5, calls: 2000, freshCalls: 200, sleepMS: 20, sleepCalls: 50,
+		rounds: 5, sleepRounds: 15, calls: 2000, freshCalls: 200, sleepMS: 20, sleepCalls: 50,
 		callers:        []int{1, 8, 64},
 		transports:     []string{"stdio", "http", "http-json"},
 		startupServers: []int{1, 10, 50},
@@ -70,7 +71,7 @@ func defaultConfig() settings {
 
 // quick shrinks c to a smoke test of seconds: every row, few calls.
 func (c *settings) quick() {
-	c.rounds, c.calls, c.freshCalls, c.sleepCalls = 2, 60, 8, 1
+	c.rounds, c.sleepRounds, c.calls, c.freshCalls, c.sleepCalls = 2, 3, 60, 8, 1
 	c.startupServers, c.startupRounds, c.held = []int{1, 2, 3}, 1, 3
 }
 
@@ -104,6 +105,7 @@ func parseFlags(args []string, stderr io.Writer) (settings, time.Duration, error
 	fs.SetOutput(stderr)
 	quick := fs.Bool("quick", false, "a smoke test of seconds: 2 rounds of few calls, start-up of 1, 2 and 3 servers, 3 held sessions")
 	fs.IntVar(&cfg.rounds, "rounds", cfg.rounds, "measured `rounds` per cell (each client takes one turn per round)")
+	fs.IntVar(&cfg.sleepRounds, "sleep-rounds", cfg.sleepRounds, "measured `rounds` of the sleep cells at one caller, whose turns use the least CPU (at least -rounds)")
 	fs.IntVar(&cfg.calls, "calls", cfg.calls, "echo calls per turn of a client with a shared session")
 	fs.IntVar(&cfg.freshCalls, "fresh-calls", cfg.freshCalls, "echo calls per turn of the client that connects for every call")
 	fs.IntVar(&cfg.sleepMS, "sleep-ms", cfg.sleepMS, "the sleep tool's `ms`")
@@ -140,7 +142,7 @@ func parseFlags(args []string, stderr io.Writer) (settings, time.Duration, error
 			err = fmt.Errorf("unknown transport %q", t)
 		}
 	}
-	if err == nil && min(cfg.rounds, cfg.calls, cfg.freshCalls, cfg.sleepCalls, cfg.startupRounds, cfg.held) < 1 {
+	if err == nil && min(cfg.rounds, cfg.sleepRounds, cfg.calls, cfg.freshCalls, cfg.sleepCalls, cfg.startupRounds, cfg.held) < 1 {
 		err = fmt.Errorf("rounds, calls and sessions must be positive")
 	}
 	if err != nil {

@@ -183,7 +183,7 @@ func callRows(ctx context.Context, cfg settings, t target, kinds []clientKind, r
 			for i := range kinds { // the rows in the clients' order
 				res.row(key(i), callRow)
 			}
-			for round := range cfg.rounds {
+			for round := range sc.rounds(cfg, callers) {
 				for _, i := range rng.Perm(len(kinds)) {
 					key := key(i)
 					if failed[i] != nil {
@@ -214,8 +214,9 @@ func turnTimeout(l load) time.Duration {
 
 // scenario is one kind of call.
 type scenario struct {
-	name string
-	load func(cfg settings, callers int, fresh bool) load
+	name   string
+	load   func(cfg settings, callers int, fresh bool) load
+	rounds func(cfg settings, callers int) int // measured rounds of its cell with callers
 }
 
 func echoArgs() map[string]any { return map[string]any{"text": "hello, heddle"} }
@@ -231,11 +232,23 @@ func scenarios(cfg settings) []scenario {
 				n = cfg.freshCalls
 			}
 			return load{tool: "echo", args: echoArgs(), calls: max(n, callers), callers: callers}
-		}},
+		}, func(cfg settings, _ int) int { return cfg.rounds }},
 		{fmt.Sprintf("sleep %d ms", cfg.sleepMS), func(cfg settings, callers int, fresh bool) load {
 			return load{tool: "sleep", args: map[string]any{"ms": cfg.sleepMS}, calls: callers * sleepCallsPerCaller(cfg, fresh), callers: callers}
-		}},
+		}, sleepRounds},
 	}
+}
+
+// sleepRounds is the measured rounds of a sleep cell. At one caller a
+// turn is mostly waiting: about 35 ms of a client's CPU in a second, where
+// an echo turn is hundreds of ms, so one wake-up more or less in a turn
+// moves its CPU per call by several percent. Its median is taken over
+// cfg.sleepRounds rounds; the other cells' over cfg.rounds.
+func sleepRounds(cfg settings, callers int) int {
+	if callers == 1 {
+		return max(cfg.rounds, cfg.sleepRounds)
+	}
+	return cfg.rounds
 }
 
 // sleepCallsPerCaller is the sleep calls per caller of a turn:
@@ -317,7 +330,7 @@ func legend(cfg settings, node *nodeWorker, protocols []string, seed uint64, loa
 			ts += fmt.Sprintf(", which printed %s %s lines (node's fetch adds an abort listener to the HTTP transport's one AbortSignal for every request and removes it when the request is collected; past 1,500 at once node warns on every call, and the printing is in the SDK's numbers)", fmtCount(float64(n)), listenerWarning)
 		}
 	}
-	return fmt.Sprintf(`Each number is the median over %d rounds (start-up and held sessions: %d); in each round every client takes one turn, in a random order. In parentheses: the ratio to raw go-sdk in the same scenario, transport and callers, the median over the rounds of the ratio of the client's turn to raw go-sdk's turn in the same round (calls/s: higher is better; the others: lower is better).
+	return fmt.Sprintf(`Each number is the median over %d rounds (sleep at one caller: %d, whose turns use the least CPU; start-up and held sessions: %d); in each round every client takes one turn, in a random order. In parentheses: the ratio to raw go-sdk in the same scenario, transport and callers, the median over the rounds of the ratio of the client's turn to raw go-sdk's turn in the same round (calls/s: higher is better; the others: lower is better).
 
 - Call rows: a turn is %d echo calls (the fresh-connection client: %d) or %d sleep calls per caller (the fresh-connection client: %d), made by the callers sharing one session; each Go client's turn starts from a collected heap whose freed memory has been returned (debug.FreeOSMemory), and node collects its turn's garbage (gc()) once it has measured the turn, so that no turn pays for the garbage of the one before, and is long enough for its own garbage to be collected at the rate it allocates. p50 is the median call's latency; calls/s is calls over the turn's wall time; CPU is the client process's user+system CPU per call (Go: getrusage RUSAGE_SELF over the turn; ts-sdk: process.cpuUsage()), the servers being other processes; bytes and allocs are per call (runtime.MemStats TotalAlloc and Mallocs over the turn, after a collection), n/a for node, which does not count them.
 - Start-up rows: p50 is the time until every session is connected and has listed its tools (heddle: runtime.Open of a deployment of that many servers), CPU, bytes and allocs are the whole start-up's.
@@ -328,6 +341,6 @@ func legend(cfg settings, node *nodeWorker, protocols []string, seed uint64, loa
 
 Run: %s, GOMAXPROCS %d, %s, TypeScript SDK %s; load average %s before; %s; seed %d.
 `,
-		cfg.rounds, cfg.startupRounds, cfg.calls, cfg.freshCalls, cfg.sleepCalls, sleepCallsPerCaller(cfg, true), cfg.held, strings.Join(protocols, ", "),
+		cfg.rounds, sleepRounds(cfg, 1), cfg.startupRounds, cfg.calls, cfg.freshCalls, cfg.sleepCalls, sleepCallsPerCaller(cfg, true), cfg.held, strings.Join(protocols, ", "),
 		time.Now().UTC().Format("2006-01-02"), goruntime.GOMAXPROCS(0), goruntime.Version(), ts, load0, took.Round(time.Second), seed)
 }
