@@ -115,7 +115,7 @@ bench-overhead:
 # 64 callers, in interleaved rounds; and the start-up of 1, 10 and 50 stdio
 # servers and the heap per held session. One markdown table, printed and
 # written to bench/compare.md, and every round's measurements in
-# bench/compare.csv. About twelve minutes on two cores;
+# bench/compare.csv. About fifteen minutes on two cores;
 # BENCH_COMPARE_FLAGS=-quick for seconds. npm ci runs only when bench/ts's
 # lockfile changed.
 BENCH_COMPARE_FLAGS ?=

@@ -57,7 +57,7 @@ type settings struct {
 	quiet          bool     // no progress on stderr
 }
 
-// defaultConfig is a full run: about ten minutes on two shared vCPUs.
+// defaultConfig is a full run: about fifteen minutes on two shared vCPUs.
 func defaultConfig() settings {
 	return settings{
 		rounds: 5, sleepRounds: 15, calls: 2000, freshCalls: 200, sleepMS: 20, sleepCalls: 50,
