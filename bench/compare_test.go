@@ -7,11 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -357,6 +360,37 @@ func TestMinimalClient(t *testing.T) {
 			if err := c.close(); err != nil {
 				t.Errorf("close: %v", err)
 			}
+			if tr != "stdio" {
+				checkMinimalReuse(ctx, t, tg.url)
+			}
 		})
+	}
+}
+
+// checkMinimalReuse checks that the minimal client's calls go over the
+// connection its handshake opened: each answer is read to its end, so its
+// connection goes back to the pool, as every other client's does.
+func checkMinimalReuse(ctx context.Context, t *testing.T, url string) {
+	t.Helper()
+	var dials atomic.Int64
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	defer tr.CloseIdleConnections()
+	var d net.Dialer
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return d.DialContext(ctx, network, addr)
+	}
+	c := &minimalHTTP{url: url, hc: &http.Client{Transport: tr}}
+	if err := c.handshake(ctx); err != nil {
+		t.Fatal(err)
+	}
+	call := minimalCall(c)
+	for range 30 {
+		if err := call(ctx, "echo", echoArgs()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := dials.Load(); n != 1 {
+		t.Errorf("the handshake and 30 calls one after the other dialed %d connections, want 1", n)
 	}
 }

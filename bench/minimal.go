@@ -319,13 +319,17 @@ func (c *minimalHTTP) post(ctx context.Context, id int64, method string, params 
 	if err != nil {
 		return minimalAnswer{}, nil, err
 	}
-	defer resp.Body.Close()
+	// Read to its end, so that the connection goes back to the pool: an
+	// event stream ends after the response, often in a later read.
+	defer func() {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxMinimalLine))
+		resp.Body.Close()
+	}()
 	if resp.StatusCode/100 != 2 {
 		return minimalAnswer{}, resp, fmt.Errorf("%s: status %s", method, resp.Status)
 	}
 	if id < 0 {
-		_, err := io.Copy(io.Discard, io.LimitReader(resp.Body, maxMinimalLine))
-		return minimalAnswer{}, resp, err
+		return minimalAnswer{}, resp, nil
 	}
 	a, err := readAnswer(resp, id)
 	return a, resp, err
